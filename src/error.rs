@@ -1,0 +1,119 @@
+//! The error type of every call: one variant per error class of the envelope.
+//!
+//! Guidelines, so that every tool answers alike (SPEC §3, §9):
+//! - `Usage`: the words of the call are wrong; nothing was read.
+//! - `Config`: the policy (a config file or a `READBOX_*` variable) is wrong; nothing was read.
+//! - `Denied`: the path is outside the roots, excluded, or leads there through a symlink. The text
+//!   is the same whether or not the object exists.
+//! - `NotFound`, `NotAFile`, `NotADirectory`: the object, inside the roots, is missing or of the
+//!   wrong type.
+//! - `Io`: the operating system refused (permission, a symlink loop, a read error).
+//! - `Limit`, `Timeout`: a budget of SPEC §5 ran out; the output so far is kept.
+//! - `Disabled`: the tool is not enabled by the policy.
+//!
+//! Every message names a path only as the caller wrote it (never a resolved target), and is a
+//! single line: callers pass paths through [`shown`], which replaces line breaks.
+
+use std::fmt;
+
+/// An error of one call, rendered in the envelope as `class: message` (SPEC §3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// `usage: …`: bad arguments, a refused flag, an unknown tool (exit 2, or 127 for the latter).
+    Usage(String),
+    /// `config: …`: a bad policy setting, naming the file and key or the variable.
+    Config(String),
+    /// `denied: PATH`: outside the roots or excluded.
+    Denied(String),
+    /// `not found: PATH`.
+    NotFound(String),
+    /// `not a file: PATH`: a directory, FIFO, socket or device where a regular file is needed.
+    NotAFile(String),
+    /// `not a directory: PATH`.
+    NotADirectory(String),
+    /// `io: …`: an operating-system error, e.g. `io: PATH: permission denied`.
+    Io(String),
+    /// `limit: …`: the read budget, the entry budget or another fixed bound ran out.
+    Limit(String),
+    /// `timeout: the call took longer than N s`.
+    Timeout(String),
+    /// `disabled: TOOL is not enabled`.
+    Disabled(String),
+}
+
+impl Error {
+    /// The stable class word that starts the error text.
+    pub fn class(&self) -> &'static str {
+        match self {
+            Error::Usage(_) => "usage",
+            Error::Config(_) => "config",
+            Error::Denied(_) => "denied",
+            Error::NotFound(_) => "not found",
+            Error::NotAFile(_) => "not a file",
+            Error::NotADirectory(_) => "not a directory",
+            Error::Io(_) => "io",
+            Error::Limit(_) => "limit",
+            Error::Timeout(_) => "timeout",
+            Error::Disabled(_) => "disabled",
+        }
+    }
+
+    fn message(&self) -> &str {
+        match self {
+            Error::Usage(m)
+            | Error::Config(m)
+            | Error::Denied(m)
+            | Error::NotFound(m)
+            | Error::NotAFile(m)
+            | Error::NotADirectory(m)
+            | Error::Io(m)
+            | Error::Limit(m)
+            | Error::Timeout(m)
+            | Error::Disabled(m) => m,
+        }
+    }
+
+    /// `io: PATH: what` for an operating-system error met on the caller's `path`.
+    pub fn io(path: &str, err: &std::io::Error) -> Error {
+        Error::Io(format!("{}: {}", path, describe_io(err)))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.class(), self.message())
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A short, lower-case description of an OS error without its errno number
+/// (`permission denied`, `too many levels of symbolic links`).
+pub fn describe_io(err: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    match err.kind() {
+        ErrorKind::PermissionDenied => "permission denied".to_string(),
+        ErrorKind::NotFound => "no such file or directory".to_string(),
+        _ => {
+            // std renders "Some text (os error N)": keep the text, lower-case its first letter.
+            let text = err.to_string();
+            let text = text.split(" (os error").next().unwrap_or(&text);
+            let mut chars = text.chars();
+            match chars.next() {
+                Some(c) => c.to_lowercase().chain(chars).collect(),
+                None => "input/output error".to_string(),
+            }
+        }
+    }
+}
+
+/// A caller's path argument as it may appear in an error: lossily decoded, with line breaks
+/// written as `\n`/`\r` so that the error stays one line.
+pub fn shown(path: &[u8]) -> String {
+    String::from_utf8_lossy(path)
+        .replace('\n', "\\n")
+        .replace('\r', "\\r")
+}
+
+/// Shorthand for results whose error is [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

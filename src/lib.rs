@@ -1,0 +1,279 @@
+//! readbox: safe, read-only `cat ls find grep head tail wc stat diff pwd` for AI agents, container
+//! images and people, confined beneath chosen roots, with bounded time and output, and one JSON
+//! envelope per call. The contract is SPEC.md; the README explains how to use it.
+//!
+//! One call flows one way:
+//!
+//! ```text
+//! argv -> dispatch -> policy -> enabled? -> args (typed) -> gate (roots, excludes)
+//!      -> tool (reads only through the gate, pushes into the output) -> envelope -> exit status
+//! ```
+//!
+//! Modules:
+//! - [`dispatch`]: argv[0] or the first argument -> a tool or a meta command.
+//! - [`policy`]: settings from defaults, the system file, `READBOX_CONFIG` and the environment,
+//!   with the lock.
+//! - [`args`]: the positional parser of every tool, flag refusals with hints, `call`'s JSON form.
+//! - [`resolve`]: the gate, the only way to reach an object on disk.
+//! - [`walk`]: the one directory walker (sorted, never follows links, prunes excludes).
+//! - [`read`]: reading content within the read budget, line by line.
+//! - [`envelope`]: the only writer of stdout.
+//! - [`limits`]: the read and entry budgets and the timeout watchdog.
+//! - [`tools`]: the registry and one module per tool.
+//! - [`meta`]: `help`, `version`, `list`, `policy`, `schema`, `install`.
+//! - [`audit`]: the audit log.
+
+pub mod args;
+pub mod audit;
+pub mod dispatch;
+pub mod envelope;
+pub mod error;
+pub mod limits;
+pub mod meta;
+pub mod policy;
+pub mod read;
+pub mod resolve;
+pub mod tools;
+pub mod walk;
+
+use std::ffi::OsString;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use dispatch::{Invocation, Meta};
+use envelope::{Format, Output, Stop};
+use error::Error;
+use limits::{Budget, Deadline};
+use policy::Policy;
+use resolve::{Excludes, Gate};
+use tools::{Args, Ctx, Outcome, Tool};
+
+/// Exit status of a success.
+pub const EXIT_SUCCESS: i32 = 0;
+/// Exit status of a negative answer (grep found nothing, diff found differences).
+pub const EXIT_NEGATIVE: i32 = 1;
+/// Exit status of any error.
+pub const EXIT_ERROR: i32 = 2;
+/// Exit status of an unknown tool.
+pub const EXIT_UNKNOWN: i32 = 127;
+
+/// The call in progress, shared by the main thread, the watchdog and the panic hook, so that
+/// exactly one of them answers.
+struct Call {
+    out: Output,
+    label: String,
+    audit: Option<audit::Log>,
+    record: audit::Record,
+    answered: AtomicBool,
+}
+
+static CURRENT: OnceLock<Arc<Call>> = OnceLock::new();
+
+impl Call {
+    /// Writes the answer (and the audit line) unless another thread already did. Returns the
+    /// exit status, or `None` when the answer was not ours to give.
+    fn answer(&self, error: Option<Error>, status: i32) -> Option<i32> {
+        if self.answered.swap(true, Ordering::SeqCst) {
+            return None;
+        }
+        let (mut error, mut status) = (error, status);
+        if let Some(log) = &self.audit {
+            let summary = self.out.summary();
+            if let Err(e) = log.append(&self.record, status, error.as_ref(), summary) {
+                self.out.discard();
+                error = Some(e);
+                status = EXIT_ERROR;
+            }
+        }
+        self.out.finish(&self.label, error.as_ref());
+        Some(status)
+    }
+}
+
+/// Runs one readbox call with the process's arguments and returns its exit status. Everything
+/// the call prints goes through [`envelope`].
+pub fn run(argv: Vec<OsString>) -> i32 {
+    let start = Instant::now();
+    install_panic_hook();
+    let invocation = dispatch::dispatch(&argv);
+    // Before the policy is loaded, only the environment can choose the text format.
+    let early = std::env::var("READBOX_FORMAT")
+        .ok()
+        .and_then(|f| Format::parse(&f))
+        .unwrap_or(Format::Json);
+    let (label, tool, meta, words) = match invocation {
+        Invocation::Bare => {
+            let text = meta::usage();
+            return answer_now(
+                early,
+                "readbox",
+                &text,
+                Some(Error::Usage(
+                    "no tool given; usage: readbox TOOL [ARG...] (readbox help)".into(),
+                )),
+                EXIT_ERROR,
+            );
+        }
+        Invocation::Unknown(name) => {
+            let e = Error::Usage(format!(
+                "unknown tool '{}'; tools: {}",
+                error::shown(std::os::unix::ffi::OsStrExt::as_bytes(name.as_os_str())),
+                tools::NAMES.join(" ")
+            ));
+            return answer_now(early, "readbox", "", Some(e), EXIT_UNKNOWN);
+        }
+        Invocation::Tool(name, words) => {
+            (name.to_string(), Some(dispatch::tool(name)), None, words)
+        }
+        Invocation::Meta(m, words) => ("readbox".to_string(), None, Some(m), words),
+    };
+    let policy = match Policy::load() {
+        Ok(p) => p,
+        Err(e) => return answer_now(early, &label, "", Some(e), EXIT_ERROR),
+    };
+    let out = Output::new(
+        policy.format,
+        usize::try_from(policy.max_output_bytes).unwrap_or(usize::MAX),
+    );
+    let audit = match &policy.audit_log {
+        Some(path) => match audit::Log::open(path) {
+            Ok(log) => Some(log),
+            Err(e) => return answer_now(policy.format, &label, "", Some(e), EXIT_ERROR),
+        },
+        None => None,
+    };
+    let record = audit::Record::new(&label, &words, &policy.workdir, start);
+    let call = Arc::new(Call {
+        out,
+        label,
+        audit,
+        record,
+        answered: AtomicBool::new(false),
+    });
+    let _ = CURRENT.set(call.clone());
+    let watched = call.clone();
+    Deadline::new(start, policy.timeout).watch(move |err| {
+        if let Some(status) = watched.answer(Some(err), EXIT_ERROR) {
+            std::process::exit(status);
+        }
+    });
+
+    let (error, status) = match (tool, meta) {
+        (Some(tool), _) => run_tool(&policy, &call.out, tool, Words::Positional(&words)),
+        (None, Some(Meta::Call)) => match words.as_slice() {
+            [name, json] => match name.to_str().and_then(tools::by_name) {
+                Some(tool) => run_tool(&policy, &call.out, tool, Words::Json(json)),
+                None => (
+                    Some(Error::Usage(format!(
+                        "call: unknown tool '{}'; tools: {}",
+                        name.to_string_lossy(),
+                        tools::NAMES.join(" ")
+                    ))),
+                    EXIT_UNKNOWN,
+                ),
+            },
+            _ => (
+                Some(Error::Usage("usage: readbox call TOOL JSON".into())),
+                EXIT_ERROR,
+            ),
+        },
+        (None, Some(m)) => match meta::run(m, &words, &policy, &call.out) {
+            Ok(()) | Err(Stop::Truncated) => (None, EXIT_SUCCESS),
+            Err(Stop::Error(e)) => (Some(e), EXIT_ERROR),
+        },
+        (None, None) => unreachable!("an invocation is a tool or a meta command"),
+    };
+    call.answer(error, status).unwrap_or_else(|| {
+        // The watchdog answered first and is ending the process.
+        std::thread::park();
+        EXIT_ERROR
+    })
+}
+
+/// The words of a tool call: positional, or `call`'s JSON object.
+enum Words<'a> {
+    Positional(&'a [OsString]),
+    Json(&'a OsString),
+}
+
+/// Runs `tool` under `policy`: the disabled check, the arguments, the gate, then the tool.
+fn run_tool(
+    policy: &Policy,
+    out: &Output,
+    tool: &'static Tool,
+    words: Words<'_>,
+) -> (Option<Error>, i32) {
+    if !policy.tools.contains(&tool.name) {
+        return (
+            Some(Error::Disabled(format!("{} is not enabled", tool.name))),
+            EXIT_ERROR,
+        );
+    }
+    let parsed: Result<Args, Error> = match words {
+        Words::Positional(w) => args::parse(tool, w),
+        Words::Json(j) => {
+            args::parse_json(tool, std::os::unix::ffi::OsStrExt::as_bytes(j.as_os_str()))
+        }
+    };
+    let args = match parsed {
+        Ok(a) => a,
+        Err(e) => return (Some(e), EXIT_ERROR),
+    };
+    let excludes = match Excludes::new(&policy.excludes) {
+        Ok(x) => x,
+        Err((p, why)) => {
+            return (
+                Some(Error::Config(format!("exclude_patterns: '{p}': {why}"))),
+                EXIT_ERROR,
+            );
+        }
+    };
+    let gate = match Gate::new(&policy.roots, excludes, policy.workdir.clone()) {
+        Ok(g) => g,
+        Err(e) => return (Some(e), EXIT_ERROR),
+    };
+    let budget = Budget::new(policy.max_read_bytes, policy.max_entries);
+    let ctx = Ctx {
+        policy,
+        gate: &gate,
+        out,
+        budget: &budget,
+    };
+    let status = |o: Outcome| match o {
+        Outcome::Success => EXIT_SUCCESS,
+        Outcome::Negative => EXIT_NEGATIVE,
+    };
+    match (tool.run)(&ctx, &args) {
+        Ok(o) => (None, status(o)),
+        Err(Stop::Truncated) => (None, status(tool.on_truncate)),
+        Err(Stop::Error(e)) => (Some(e), EXIT_ERROR),
+    }
+}
+
+/// Answers a call that ends before the policy and the watchdog exist.
+fn answer_now(format: Format, label: &str, output: &str, error: Option<Error>, status: i32) -> i32 {
+    let out = Output::new(format, usize::MAX);
+    let _ = out.push_str(output);
+    out.finish(label, error.as_ref());
+    status
+}
+
+/// A panic must still end in one envelope, and never print a backtrace (SPEC §3, THREATS I1).
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        if cfg!(debug_assertions) {
+            eprintln!("readbox: internal error: {info}");
+        }
+        let e = Error::Io("internal error".into());
+        match CURRENT.get() {
+            Some(call) => {
+                call.answer(Some(e), EXIT_ERROR);
+            }
+            None => {
+                answer_now(Format::Json, "readbox", "", Some(e), EXIT_ERROR);
+            }
+        }
+        std::process::exit(EXIT_ERROR);
+    }));
+}

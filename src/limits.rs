@@ -1,0 +1,158 @@
+//! The per-call budgets of SPEC §5 (bytes read, directory entries) and the deadline watchdog.
+//!
+//! Budgets are charged for what a tool consumed, never for its buffer sizes (SPEC §9). The
+//! watchdog is the only thing that enforces the timeout: it answers for the call at the deadline
+//! even when the main thread is blocked in a read.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::error::Error;
+
+/// The read and entry budgets of one call.
+#[derive(Debug)]
+pub struct Budget {
+    /// `max_read_bytes`: bytes of file content one call may consume, summed over all files.
+    read_max: u64,
+    read_used: AtomicU64,
+    /// `max_entries`: directory entries one call may examine.
+    entries_max: u64,
+    entries_used: AtomicU64,
+}
+
+impl Budget {
+    /// A fresh budget of `read_max` bytes and `entries_max` directory entries.
+    pub fn new(read_max: u64, entries_max: u64) -> Budget {
+        Budget {
+            read_max,
+            read_used: AtomicU64::new(0),
+            entries_max,
+            entries_used: AtomicU64::new(0),
+        }
+    }
+
+    /// Bytes that may still be consumed.
+    pub fn read_left(&self) -> u64 {
+        self.read_max
+            .saturating_sub(self.read_used.load(Ordering::Relaxed))
+    }
+
+    /// Charges `n` bytes of content. A charge that exactly exhausts the budget is fine.
+    ///
+    /// # Errors
+    /// `limit:` when the charge would pass `max_read_bytes`; nothing is charged then.
+    pub fn charge_read(&self, n: u64) -> Result<(), Error> {
+        let used = self.read_used.load(Ordering::Relaxed);
+        if used.saturating_add(n) > self.read_max {
+            return Err(self.read_exhausted());
+        }
+        self.read_used.store(used + n, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The error of a read that would pass the budget.
+    pub fn read_exhausted(&self) -> Error {
+        Error::Limit(format!(
+            "read more than max_read_bytes ({} bytes)",
+            self.read_max
+        ))
+    }
+
+    /// Charges one directory entry.
+    ///
+    /// # Errors
+    /// `limit:` for the entry after the `max_entries`th.
+    pub fn charge_entry(&self) -> Result<(), Error> {
+        let used = self.entries_used.fetch_add(1, Ordering::Relaxed) + 1;
+        if used > self.entries_max {
+            return Err(Error::Limit(format!(
+                "examined more than max_entries ({}) directory entries",
+                self.entries_max
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The timeout of SPEC §5: `seconds` of wall time counted from `start` (process start).
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline {
+    at: Instant,
+    seconds: f64,
+}
+
+impl Deadline {
+    /// The deadline `seconds` after `start`. `seconds` is finite and > 0 (the policy checks).
+    pub fn new(start: Instant, seconds: f64) -> Deadline {
+        let span = Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX);
+        let at = start
+            .checked_add(span)
+            .unwrap_or_else(|| start + Duration::from_secs(86400 * 365));
+        Deadline { at, seconds }
+    }
+
+    /// The error the call answers with at the deadline.
+    pub fn error(&self) -> Error {
+        Error::Timeout(format!(
+            "the call took longer than {} s",
+            format_seconds(self.seconds)
+        ))
+    }
+
+    /// Starts the watchdog: at the deadline, `on_timeout` runs on its own thread (it writes the
+    /// answer and ends the process). The thread is detached; a call that ends first simply exits.
+    pub fn watch(self, on_timeout: impl FnOnce(Error) + Send + 'static) {
+        let spawned = std::thread::Builder::new()
+            .name("readbox-watchdog".into())
+            .spawn(move || {
+                loop {
+                    let now = Instant::now();
+                    if now >= self.at {
+                        break;
+                    }
+                    std::thread::sleep(self.at - now);
+                }
+                on_timeout(self.error());
+            });
+        // Without a watchdog thread the call still has every other limit; say nothing.
+        drop(spawned);
+    }
+}
+
+/// Seconds as a person writes them: `10`, `0.5`, `2.25`.
+pub fn format_seconds(s: f64) -> String {
+    if s.fract() == 0.0 && s < 1e15 {
+        format!("{}", s as u64)
+    } else {
+        format!("{s}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_budget_allows_exact_fit_and_refuses_more() {
+        let b = Budget::new(10, 0);
+        assert!(b.charge_read(6).is_ok());
+        assert!(b.charge_read(5).is_err());
+        assert_eq!(b.read_left(), 4);
+        assert!(b.charge_read(4).is_ok());
+        assert_eq!(b.read_left(), 0);
+    }
+
+    #[test]
+    fn entry_budget_allows_exactly_max() {
+        let b = Budget::new(0, 2);
+        assert!(b.charge_entry().is_ok());
+        assert!(b.charge_entry().is_ok());
+        assert!(matches!(b.charge_entry(), Err(Error::Limit(_))));
+    }
+
+    #[test]
+    fn seconds_are_written_plainly() {
+        assert_eq!(format_seconds(10.0), "10");
+        assert_eq!(format_seconds(0.5), "0.5");
+    }
+}

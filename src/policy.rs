@@ -1,0 +1,874 @@
+//! The effective settings of one call and where each came from (SPEC §4).
+//!
+//! Layers, each overriding the one before: built-in defaults, the system file
+//! `/etc/readbox/config.toml` (if it exists), the file named by `READBOX_CONFIG`, the `READBOX_*`
+//! environment variables. A file that sets `lock = true` makes every later layer narrow-only.
+//! Nothing else is ever read: no file beside the binary, under `$HOME` or `$XDG_*`.
+//!
+//! Invariant: a [`Policy`] exists only when every layer was valid and no locked bound was widened;
+//! otherwise loading fails with a `config:` error and nothing is read.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::envelope::Format;
+use crate::error::{Error, Result};
+use crate::resolve::Excludes;
+
+/// The system-wide config file, read when it exists.
+pub const SYSTEM_CONFIG: &str = "/etc/readbox/config.toml";
+
+/// The default exclude globs (SPEC §4).
+pub const DEFAULT_EXCLUDES: &[&str] = &[".env", ".env.*", ".ssh", ".aws", "*.pem", "*.key"];
+
+/// The effective policy of one call.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// The working directory: canonical, beneath a root.
+    pub workdir: PathBuf,
+    /// The roots: canonical directories.
+    pub roots: Vec<PathBuf>,
+    /// The enabled tools, in the registry's order.
+    pub tools: Vec<&'static str>,
+    /// The exclude globs.
+    pub excludes: Vec<String>,
+    /// Wall time of the whole call, seconds (finite, > 0).
+    pub timeout: f64,
+    /// Cap on the UTF-8 bytes of `output`.
+    pub max_output_bytes: u64,
+    /// Bytes of file content one call may read.
+    pub max_read_bytes: u64,
+    /// Directory entries one call may examine.
+    pub max_entries: u64,
+    /// How answers are written.
+    pub format: Format,
+    /// Whether find and grep honour `.gitignore`, `.ignore` and `.git/info/exclude`.
+    pub respect_ignore_files: bool,
+    /// The audit log file, if any.
+    pub audit_log: Option<PathBuf>,
+    /// Whether a config file locked the policy.
+    pub lock: bool,
+    /// For each setting (config key), where its value came from: `default`, a file, or
+    /// `env READBOX_X`.
+    pub sources: BTreeMap<&'static str, String>,
+}
+
+/// What the policy is loaded from: the environment and the process's state, captured once.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    /// The system file's path (always [`SYSTEM_CONFIG`] in the binary).
+    pub system_file: PathBuf,
+    /// The `READBOX_*` variables.
+    pub vars: BTreeMap<String, OsString>,
+    /// The process's current directory, if it has one.
+    pub cwd: Option<PathBuf>,
+}
+
+impl Inputs {
+    /// The inputs of this process: the system file, the environment and the current directory.
+    pub fn from_process() -> Inputs {
+        Inputs {
+            system_file: PathBuf::from(SYSTEM_CONFIG),
+            vars: std::env::vars_os()
+                .filter_map(|(k, v)| {
+                    let k = k.into_string().ok()?;
+                    k.starts_with("READBOX_").then_some((k, v))
+                })
+                .collect(),
+            cwd: std::env::current_dir().ok(),
+        }
+    }
+}
+
+/// One layer's settings, before they are merged. `None` leaves a setting as it was.
+#[derive(Debug, Default)]
+struct Layer {
+    origin: Origin,
+    workdir: Option<PathBuf>,
+    roots: Option<Vec<PathBuf>>,
+    tools: Option<Vec<&'static str>>,
+    excludes: Option<Vec<String>>,
+    timeout: Option<f64>,
+    max_output_bytes: Option<u64>,
+    max_read_bytes: Option<u64>,
+    max_entries: Option<u64>,
+    format: Option<Format>,
+    respect_ignore_files: Option<bool>,
+    audit_log: Option<PathBuf>,
+    lock: Option<bool>,
+}
+
+/// Where a layer came from, for error messages and `readbox policy`.
+#[derive(Debug, Clone, Default)]
+enum Origin {
+    #[default]
+    Default,
+    File(PathBuf),
+    Env,
+}
+
+impl Origin {
+    /// The prefix of an error about `key` (config key) or `var` (environment variable).
+    fn error(&self, key: &str, var: &str, msg: impl std::fmt::Display) -> Error {
+        match self {
+            Origin::File(f) => Error::Config(format!("{}: {key}: {msg}", f.display())),
+            Origin::Env => Error::Config(format!("{var}: {msg}")),
+            Origin::Default => Error::Config(format!("{key}: {msg}")),
+        }
+    }
+
+    fn source(&self, var: &str) -> String {
+        match self {
+            Origin::File(f) => f.display().to_string(),
+            Origin::Env => format!("env {var}"),
+            Origin::Default => "default".to_string(),
+        }
+    }
+}
+
+/// The settings: config key and environment variable, in the order `readbox policy` shows them.
+const SETTINGS: &[(&str, &str)] = &[
+    ("working_directory", "READBOX_WORKDIR"),
+    ("allowed_directories", "READBOX_ROOTS"),
+    ("allowed_tools", "READBOX_TOOLS"),
+    ("exclude_patterns", "READBOX_EXCLUDE"),
+    ("timeout", "READBOX_TIMEOUT"),
+    ("max_output_bytes", "READBOX_MAX_OUTPUT_BYTES"),
+    ("max_read_bytes", "READBOX_MAX_READ_BYTES"),
+    ("max_entries", "READBOX_MAX_ENTRIES"),
+    ("format", "READBOX_FORMAT"),
+    ("respect_ignore_files", "READBOX_RESPECT_IGNORE_FILES"),
+    ("audit_log", ""),
+    ("lock", ""),
+];
+
+fn var_of(key: &str) -> &'static str {
+    SETTINGS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or("", |(_, v)| v)
+}
+
+/// Parses a boolean word: `true false 1 0 yes no on off`, any case (SPEC §2).
+pub fn parse_bool(s: &str) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Some(true),
+        "false" | "0" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// Parses a decimal integer of digits only (`[0-9]+`, SPEC §9).
+pub fn parse_uint(s: &str) -> Option<u64> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+fn check_timeout(t: f64) -> std::result::Result<f64, &'static str> {
+    if t.is_finite() && t > 0.0 {
+        Ok(t)
+    } else {
+        Err("must be a finite number of seconds greater than 0")
+    }
+}
+
+fn tool_name(name: &str) -> Option<&'static str> {
+    crate::tools::NAMES.iter().copied().find(|t| *t == name)
+}
+
+fn check_excludes(origin: &Origin, patterns: &[String]) -> Result<()> {
+    Excludes::new(patterns).map(|_| ()).map_err(|(p, why)| {
+        origin.error(
+            "exclude_patterns",
+            "READBOX_EXCLUDE",
+            format!("pattern '{p}' does not compile: {why}"),
+        )
+    })
+}
+
+/// Makes `p` absolute against `base` and canonical; it must be a directory.
+fn canonical_dir(p: &Path, base: Option<&Path>) -> std::result::Result<PathBuf, String> {
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        match base {
+            Some(b) => b.join(p),
+            None => return Err("relative path, but there is no current directory".into()),
+        }
+    };
+    let c = std::fs::canonicalize(&abs)
+        .map_err(|e| format!("{}: {}", p.display(), crate::error::describe_io(&e)))?;
+    if !c.is_dir() {
+        return Err(format!("{}: not a directory", p.display()));
+    }
+    Ok(c)
+}
+
+fn parse_file(path: &Path, is_system: bool) -> Result<Option<Layer>> {
+    let origin = Origin::File(path.to_path_buf());
+    let text = match std::fs::read(path) {
+        Ok(t) => t,
+        Err(e) if is_system && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(Error::Config(format!(
+                "{}: cannot read: {}",
+                path.display(),
+                crate::error::describe_io(&e)
+            )));
+        }
+    };
+    let text = String::from_utf8(text)
+        .map_err(|_| Error::Config(format!("{}: not valid UTF-8", path.display())))?;
+    let table: toml::Table = toml::from_str(&text).map_err(|e| {
+        let msg = e.message().replace('\n', " ");
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        match line {
+            Some(n) => Error::Config(format!("{}: line {n}: invalid TOML: {msg}", path.display())),
+            None => Error::Config(format!("{}: invalid TOML: {msg}", path.display())),
+        }
+    })?;
+    let folder = path.parent().map(Path::to_path_buf);
+    let mut layer = Layer {
+        origin: origin.clone(),
+        ..Layer::default()
+    };
+    for (key, value) in &table {
+        let bad = |what: &str| origin.error(key, "", format!("expected {what}"));
+        let string = || {
+            value
+                .as_str()
+                .map(str::to_string)
+                .ok_or_else(|| bad("a string"))
+        };
+        let strings = || -> Result<Vec<String>> {
+            value
+                .as_array()
+                .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
+                .ok_or_else(|| bad("an array of strings"))
+        };
+        let uint = || {
+            value
+                .as_integer()
+                .and_then(|i| u64::try_from(i).ok())
+                .ok_or_else(|| bad("an integer >= 0"))
+        };
+        let boolean = || value.as_bool().ok_or_else(|| bad("true or false"));
+        match key.as_str() {
+            "working_directory" => layer.workdir = Some(PathBuf::from(string()?)),
+            "allowed_directories" => {
+                layer.roots = Some(strings()?.into_iter().map(PathBuf::from).collect());
+            }
+            "allowed_tools" => {
+                let mut tools = Vec::new();
+                for t in strings()? {
+                    tools.push(
+                        tool_name(&t)
+                            .ok_or_else(|| origin.error(key, "", format!("unknown tool '{t}'")))?,
+                    );
+                }
+                layer.tools = Some(tools);
+            }
+            "exclude_patterns" => {
+                let p = strings()?;
+                check_excludes(&origin, &p)?;
+                layer.excludes = Some(p);
+            }
+            "timeout" => {
+                let t = value
+                    .as_float()
+                    .or_else(|| value.as_integer().map(|i| i as f64))
+                    .ok_or_else(|| bad("a number of seconds"))?;
+                layer.timeout = Some(check_timeout(t).map_err(|m| origin.error(key, "", m))?);
+            }
+            "max_output_bytes" => layer.max_output_bytes = Some(uint()?),
+            "max_read_bytes" => layer.max_read_bytes = Some(uint()?),
+            "max_entries" => layer.max_entries = Some(uint()?),
+            "format" => {
+                let s = string()?;
+                layer.format = Some(Format::parse(&s).ok_or_else(|| bad("\"json\" or \"text\""))?);
+            }
+            "respect_ignore_files" => layer.respect_ignore_files = Some(boolean()?),
+            "audit_log" => {
+                let p = PathBuf::from(string()?);
+                let p = match (&folder, p.is_absolute()) {
+                    (Some(f), false) => f.join(p),
+                    _ => p,
+                };
+                layer.audit_log = Some(p);
+            }
+            "lock" => layer.lock = Some(boolean()?),
+            other => {
+                return Err(origin.error(other, "", "unknown setting"));
+            }
+        }
+    }
+    Ok(Some(layer))
+}
+
+fn parse_env(vars: &BTreeMap<String, OsString>) -> Result<Layer> {
+    let origin = Origin::Env;
+    let mut layer = Layer {
+        origin: origin.clone(),
+        ..Layer::default()
+    };
+    let get = |var: &str| -> Result<Option<String>> {
+        match vars.get(var) {
+            None => Ok(None),
+            Some(v) => {
+                let s = v
+                    .to_str()
+                    .ok_or_else(|| Error::Config(format!("{var}: not valid UTF-8")))?;
+                Ok(Some(s.to_string()))
+            }
+        }
+    };
+    // An empty variable counts as unset, except READBOX_EXCLUDE (empty = no excludes).
+    let nonempty =
+        |var: &str| -> Result<Option<String>> { Ok(get(var)?.filter(|s| !s.is_empty())) };
+    let bad =
+        |var: &str, v: &str, what: &str| Error::Config(format!("{var}: '{v}': expected {what}"));
+    if let Some(v) = nonempty("READBOX_WORKDIR")? {
+        layer.workdir = Some(PathBuf::from(v));
+    }
+    if let Some(v) = nonempty("READBOX_ROOTS")? {
+        layer.roots = Some(
+            v.split(':')
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from)
+                .collect(),
+        );
+    }
+    if let Some(v) = nonempty("READBOX_TOOLS")? {
+        let mut tools = Vec::new();
+        for t in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            tools.push(
+                tool_name(t)
+                    .ok_or_else(|| Error::Config(format!("READBOX_TOOLS: unknown tool '{t}'")))?,
+            );
+        }
+        layer.tools = Some(tools);
+    }
+    if let Some(v) = get("READBOX_EXCLUDE")? {
+        let p: Vec<String> = v
+            .split(':')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        check_excludes(&origin, &p)?;
+        layer.excludes = Some(p);
+    }
+    if let Some(v) = nonempty("READBOX_TIMEOUT")? {
+        let t: f64 = v
+            .trim()
+            .parse()
+            .map_err(|_| bad("READBOX_TIMEOUT", &v, "a number of seconds"))?;
+        layer.timeout = Some(
+            check_timeout(t).map_err(|m| Error::Config(format!("READBOX_TIMEOUT: '{v}': {m}")))?,
+        );
+    }
+    for (var, slot) in [
+        ("READBOX_MAX_OUTPUT_BYTES", &mut layer.max_output_bytes),
+        ("READBOX_MAX_READ_BYTES", &mut layer.max_read_bytes),
+        ("READBOX_MAX_ENTRIES", &mut layer.max_entries),
+    ] {
+        if let Some(v) = nonempty(var)? {
+            *slot = Some(parse_uint(&v).ok_or_else(|| bad(var, &v, "a decimal integer >= 0"))?);
+        }
+    }
+    if let Some(v) = nonempty("READBOX_FORMAT")? {
+        layer.format =
+            Some(Format::parse(&v).ok_or_else(|| bad("READBOX_FORMAT", &v, "json or text"))?);
+    }
+    if let Some(v) = nonempty("READBOX_RESPECT_IGNORE_FILES")? {
+        layer.respect_ignore_files = Some(
+            parse_bool(&v).ok_or_else(|| bad("READBOX_RESPECT_IGNORE_FILES", &v, "a boolean"))?,
+        );
+    }
+    Ok(layer)
+}
+
+/// A locked file must be owned by root and not writable by group or others.
+fn check_system_owner(path: &Path) -> Result<()> {
+    let md = std::fs::metadata(path).map_err(|e| {
+        Error::Config(format!(
+            "{}: {}",
+            path.display(),
+            crate::error::describe_io(&e)
+        ))
+    })?;
+    if md.uid() != 0 || md.mode() & 0o022 != 0 {
+        return Err(Error::Config(format!(
+            "{}: lock: a locked system file must be owned by root and not writable by group or others",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The bounds a lock set: later layers may only narrow them.
+#[derive(Debug, Clone)]
+struct Bounds {
+    roots: Vec<PathBuf>,
+    tools: Vec<&'static str>,
+    timeout: f64,
+    max_output_bytes: u64,
+    max_read_bytes: u64,
+    max_entries: u64,
+    audit_log: Option<PathBuf>,
+}
+
+impl Policy {
+    /// Loads the policy of this process (see [`Policy::load_from`]).
+    ///
+    /// # Errors
+    /// `config:` naming the file and key, or the variable.
+    pub fn load() -> Result<Policy> {
+        Policy::load_from(&Inputs::from_process())
+    }
+
+    /// Merges the layers described by `inputs`.
+    ///
+    /// # Errors
+    /// `config:` for a file that cannot be read or parsed, an unknown key, a bad value, a root or
+    /// working directory that does not exist, a working directory outside every root, a later
+    /// layer that widens a locked bound, or a locked system file with a loose owner or mode.
+    pub fn load_from(inputs: &Inputs) -> Result<Policy> {
+        let mut p = Policy {
+            workdir: PathBuf::new(),
+            roots: Vec::new(),
+            tools: crate::tools::NAMES.to_vec(),
+            excludes: DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).collect(),
+            timeout: 10.0,
+            max_output_bytes: 32_768,
+            max_read_bytes: 8_388_608,
+            max_entries: 10_000,
+            format: Format::Json,
+            respect_ignore_files: true,
+            audit_log: None,
+            lock: false,
+            sources: SETTINGS
+                .iter()
+                .map(|(k, _)| (*k, "default".to_string()))
+                .collect(),
+        };
+        let mut explicit_workdir: Option<PathBuf> = None;
+        let mut explicit_roots: Option<Vec<PathBuf>> = None;
+        let mut bounds: Option<Bounds> = None;
+
+        let mut layers = Vec::new();
+        if let Some(l) = parse_file(&inputs.system_file, true)? {
+            if l.lock == Some(true) {
+                check_system_owner(&inputs.system_file)?;
+            }
+            layers.push(l);
+        }
+        if let Some(f) = inputs.vars.get("READBOX_CONFIG").filter(|v| !v.is_empty()) {
+            if let Some(l) = parse_file(Path::new(f), false)? {
+                layers.push(l);
+            }
+        }
+        layers.push(parse_env(&inputs.vars)?);
+
+        for layer in layers {
+            let o = &layer.origin;
+            let mut set = |key: &'static str| {
+                p.sources.insert(key, o.source(var_of(key)));
+            };
+            if let Some(w) = &layer.workdir {
+                let c = canonical_dir(w, inputs.cwd.as_deref())
+                    .map_err(|m| o.error("working_directory", "READBOX_WORKDIR", m))?;
+                explicit_workdir = Some(c);
+                set("working_directory");
+            }
+            if let Some(roots) = &layer.roots {
+                let base = explicit_workdir.clone().or_else(|| inputs.cwd.clone());
+                let mut canon = Vec::new();
+                for r in roots {
+                    canon.push(
+                        canonical_dir(r, base.as_deref())
+                            .map_err(|m| o.error("allowed_directories", "READBOX_ROOTS", m))?,
+                    );
+                }
+                if let Some(b) = &bounds
+                    && let Some(wide) = canon
+                        .iter()
+                        .find(|r| !b.roots.iter().any(|l| r.starts_with(l)))
+                {
+                    return Err(o.error(
+                        "allowed_directories",
+                        "READBOX_ROOTS",
+                        format!("{} is not within the locked roots", wide.display()),
+                    ));
+                }
+                explicit_roots = Some(canon);
+                set("allowed_directories");
+            }
+            if let Some(tools) = &layer.tools {
+                if let Some(b) = &bounds
+                    && let Some(t) = tools.iter().find(|t| !b.tools.contains(t))
+                {
+                    return Err(o.error(
+                        "allowed_tools",
+                        "READBOX_TOOLS",
+                        format!("{t} is not among the locked tools"),
+                    ));
+                }
+                p.tools = crate::tools::NAMES
+                    .iter()
+                    .copied()
+                    .filter(|n| tools.contains(n))
+                    .collect();
+                set("allowed_tools");
+            }
+            if let Some(ex) = &layer.excludes {
+                if bounds.is_some() {
+                    // Locked: excludes are only ever added to.
+                    p.excludes.extend(ex.iter().cloned());
+                } else {
+                    p.excludes = ex.clone();
+                }
+                set("exclude_patterns");
+            }
+            if let Some(t) = layer.timeout {
+                if let Some(b) = &bounds
+                    && t > b.timeout
+                {
+                    return Err(o.error(
+                        "timeout",
+                        "READBOX_TIMEOUT",
+                        format!("{t} is above the locked {}", b.timeout),
+                    ));
+                }
+                p.timeout = t;
+                set("timeout");
+            }
+            for (key, value, slot, bound) in [
+                (
+                    "max_output_bytes",
+                    layer.max_output_bytes,
+                    &mut p.max_output_bytes,
+                    bounds.as_ref().map(|b| b.max_output_bytes),
+                ),
+                (
+                    "max_read_bytes",
+                    layer.max_read_bytes,
+                    &mut p.max_read_bytes,
+                    bounds.as_ref().map(|b| b.max_read_bytes),
+                ),
+                (
+                    "max_entries",
+                    layer.max_entries,
+                    &mut p.max_entries,
+                    bounds.as_ref().map(|b| b.max_entries),
+                ),
+            ] {
+                if let Some(v) = value {
+                    if let Some(limit) = bound
+                        && v > limit
+                    {
+                        return Err(o.error(
+                            key,
+                            var_of(key),
+                            format!("{v} is above the locked {limit}"),
+                        ));
+                    }
+                    *slot = v;
+                    p.sources.insert(key, o.source(var_of(key)));
+                }
+            }
+            if let Some(f) = layer.format {
+                p.format = f;
+                p.sources.insert("format", o.source(var_of("format")));
+            }
+            if let Some(r) = layer.respect_ignore_files {
+                p.respect_ignore_files = r;
+                p.sources.insert(
+                    "respect_ignore_files",
+                    o.source(var_of("respect_ignore_files")),
+                );
+            }
+            if let Some(a) = &layer.audit_log {
+                if let Some(b) = &bounds
+                    && b.audit_log.as_ref() != Some(a)
+                {
+                    return Err(o.error("audit_log", "", "cannot be changed under a lock"));
+                }
+                p.audit_log = Some(a.clone());
+                p.sources.insert("audit_log", o.source(""));
+            }
+            match layer.lock {
+                Some(false) if bounds.is_some() => {
+                    return Err(o.error("lock", "", "cannot be turned off once a layer locked"));
+                }
+                Some(true) if bounds.is_none() => {
+                    p.lock = true;
+                    p.sources.insert("lock", o.source(""));
+                    let roots = match &explicit_roots {
+                        Some(r) => r.clone(),
+                        None => {
+                            let wd = explicit_workdir.clone().or_else(|| inputs.cwd.clone());
+                            let wd = wd.ok_or_else(|| {
+                                o.error("lock", "", "no working directory to lock to")
+                            })?;
+                            vec![canonical_dir(&wd, None).map_err(|m| o.error("lock", "", m))?]
+                        }
+                    };
+                    bounds = Some(Bounds {
+                        roots,
+                        tools: p.tools.clone(),
+                        timeout: p.timeout,
+                        max_output_bytes: p.max_output_bytes,
+                        max_read_bytes: p.max_read_bytes,
+                        max_entries: p.max_entries,
+                        audit_log: p.audit_log.clone(),
+                    });
+                }
+                _ => {}
+            }
+        }
+
+        let cwd = match &inputs.cwd {
+            Some(c) => Some(
+                canonical_dir(c, None)
+                    .map_err(|m| Error::Config(format!("current directory: {m}")))?,
+            ),
+            None => None,
+        };
+        p.roots = match explicit_roots {
+            Some(r) => r,
+            None => {
+                let wd = explicit_workdir
+                    .clone()
+                    .or_else(|| cwd.clone())
+                    .ok_or_else(|| {
+                        Error::Config("working_directory: there is no current directory".into())
+                    })?;
+                vec![wd]
+            }
+        };
+        if p.roots.is_empty() {
+            return Err(Error::Config("allowed_directories: no root is set".into()));
+        }
+        let within = |d: &Path| p.roots.iter().any(|r| d.starts_with(r));
+        p.workdir = match explicit_workdir {
+            Some(w) if within(&w) => w,
+            Some(w) => {
+                return Err(Error::Config(format!(
+                    "working_directory: {} is outside every root",
+                    w.display()
+                )));
+            }
+            None => match cwd {
+                Some(c) if within(&c) => c,
+                _ => p.roots[0].clone(),
+            },
+        };
+        Ok(p)
+    }
+
+    /// The policy as the JSON document `readbox policy` prints: each setting's value and source.
+    pub fn to_json(&self, sandbox: Value) -> Value {
+        let path = |p: &Path| Value::String(p.to_string_lossy().into_owned());
+        let mut settings = serde_json::Map::new();
+        let mut put = |key: &'static str, value: Value| {
+            let source = self
+                .sources
+                .get(key)
+                .cloned()
+                .unwrap_or_else(|| "default".into());
+            settings.insert(key.to_string(), json!({ "value": value, "source": source }));
+        };
+        put("working_directory", path(&self.workdir));
+        put(
+            "allowed_directories",
+            Value::Array(self.roots.iter().map(|r| path(r)).collect()),
+        );
+        put("allowed_tools", json!(self.tools));
+        put("exclude_patterns", json!(self.excludes));
+        put("timeout", json!(self.timeout));
+        put("max_output_bytes", json!(self.max_output_bytes));
+        put("max_read_bytes", json!(self.max_read_bytes));
+        put("max_entries", json!(self.max_entries));
+        put("format", json!(self.format.name()));
+        put("respect_ignore_files", json!(self.respect_ignore_files));
+        put(
+            "audit_log",
+            self.audit_log.as_deref().map_or(Value::Null, path),
+        );
+        put("lock", json!(self.lock));
+        let mut doc = serde_json::Map::new();
+        doc.insert("settings".into(), Value::Object(settings));
+        doc.insert("sandbox".into(), sandbox);
+        Value::Object(doc)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    struct Fixture {
+        dir: tempfile::TempDir,
+    }
+
+    impl Fixture {
+        fn new() -> Fixture {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(dir.path().join("root/sub")).unwrap();
+            std::fs::create_dir_all(dir.path().join("outside")).unwrap();
+            Fixture { dir }
+        }
+        fn p(&self, rel: &str) -> PathBuf {
+            self.dir.path().canonicalize().unwrap().join(rel)
+        }
+        fn file(&self, name: &str, text: &str) -> PathBuf {
+            let p = self.p(name);
+            std::fs::File::create(&p)
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+            p
+        }
+        fn inputs(&self, vars: &[(&str, &str)]) -> Inputs {
+            Inputs {
+                system_file: self.p("no-system.toml"),
+                vars: vars
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), OsString::from(v)))
+                    .collect(),
+                cwd: Some(self.p("root")),
+            }
+        }
+    }
+
+    #[test]
+    fn defaults_root_at_the_current_directory() {
+        let f = Fixture::new();
+        let p = Policy::load_from(&f.inputs(&[])).unwrap();
+        assert_eq!(p.roots, vec![f.p("root")]);
+        assert_eq!(p.workdir, f.p("root"));
+        assert_eq!(p.excludes.len(), DEFAULT_EXCLUDES.len());
+        assert_eq!(p.sources["timeout"], "default");
+    }
+
+    #[test]
+    fn environment_overrides_the_config_file() {
+        let f = Fixture::new();
+        let cfg = f.file("c.toml", "max_output_bytes = 5\ntimeout = 3\n");
+        let p = Policy::load_from(&f.inputs(&[
+            ("READBOX_CONFIG", cfg.to_str().unwrap()),
+            ("READBOX_MAX_OUTPUT_BYTES", "7"),
+        ]))
+        .unwrap();
+        assert_eq!(p.max_output_bytes, 7);
+        assert_eq!(p.timeout, 3.0);
+        assert_eq!(
+            p.sources["max_output_bytes"],
+            "env READBOX_MAX_OUTPUT_BYTES"
+        );
+        assert_eq!(p.sources["timeout"], cfg.display().to_string());
+    }
+
+    #[test]
+    fn lock_refuses_wider_roots_and_higher_limits() {
+        let f = Fixture::new();
+        let cfg = f.file(
+            "c.toml",
+            &format!(
+                "lock = true\nallowed_directories = [{:?}]\nmax_entries = 10\n",
+                f.p("root")
+            ),
+        );
+        let c = cfg.to_str().unwrap();
+        let wider = f.p("").display().to_string();
+        let e = Policy::load_from(&f.inputs(&[("READBOX_CONFIG", c), ("READBOX_ROOTS", &wider)]));
+        assert!(matches!(e, Err(Error::Config(m)) if m.contains("READBOX_ROOTS")));
+        let e =
+            Policy::load_from(&f.inputs(&[("READBOX_CONFIG", c), ("READBOX_MAX_ENTRIES", "11")]));
+        assert!(matches!(e, Err(Error::Config(_))));
+        let sub = f.p("root/sub").display().to_string();
+        let p = Policy::load_from(&f.inputs(&[
+            ("READBOX_CONFIG", c),
+            ("READBOX_ROOTS", &sub),
+            ("READBOX_MAX_ENTRIES", "9"),
+        ]))
+        .unwrap();
+        assert_eq!(p.roots, vec![f.p("root/sub")]);
+        assert_eq!(p.max_entries, 9);
+    }
+
+    #[test]
+    fn lock_adds_excludes_instead_of_replacing() {
+        let f = Fixture::new();
+        let cfg = f.file("c.toml", "lock = true\nexclude_patterns = [\"*.md\"]\n");
+        let p = Policy::load_from(&f.inputs(&[
+            ("READBOX_CONFIG", cfg.to_str().unwrap()),
+            ("READBOX_EXCLUDE", "*.txt"),
+        ]))
+        .unwrap();
+        assert_eq!(p.excludes, vec!["*.md".to_string(), "*.txt".to_string()]);
+    }
+
+    #[test]
+    fn unlocked_exclude_variable_replaces_and_empty_means_none() {
+        let f = Fixture::new();
+        let p = Policy::load_from(&f.inputs(&[("READBOX_EXCLUDE", "")])).unwrap();
+        assert!(p.excludes.is_empty());
+    }
+
+    #[test]
+    fn bad_values_name_the_file_and_key() {
+        let f = Fixture::new();
+        let cfg = f.file("c.toml", "format = \"xml\"\n");
+        let e =
+            Policy::load_from(&f.inputs(&[("READBOX_CONFIG", cfg.to_str().unwrap())])).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.starts_with("config: ") && text.contains("c.toml") && text.contains("format"),
+            "{text}"
+        );
+        let e = Policy::load_from(&f.inputs(&[("READBOX_TIMEOUT", "nan")])).unwrap_err();
+        assert!(e.to_string().starts_with("config: READBOX_TIMEOUT"));
+    }
+
+    #[test]
+    fn workdir_outside_roots_is_a_config_error_and_cwd_outside_uses_first_root() {
+        let f = Fixture::new();
+        let root = f.p("root").display().to_string();
+        let out = f.p("outside").display().to_string();
+        let e =
+            Policy::load_from(&f.inputs(&[("READBOX_ROOTS", &root), ("READBOX_WORKDIR", &out)]));
+        assert!(matches!(e, Err(Error::Config(_))));
+        let mut i = f.inputs(&[("READBOX_ROOTS", &root)]);
+        i.cwd = Some(f.p("outside"));
+        assert_eq!(Policy::load_from(&i).unwrap().workdir, f.p("root"));
+    }
+
+    #[test]
+    fn lock_cannot_be_turned_off_and_tools_only_narrow() {
+        let f = Fixture::new();
+        let a = f.file(
+            "a.toml",
+            "lock = true\nallowed_tools = [\"cat\", \"head\"]\n",
+        );
+        let i = f.inputs(&[
+            ("READBOX_CONFIG", a.to_str().unwrap()),
+            ("READBOX_TOOLS", "cat,grep"),
+        ]);
+        assert!(matches!(Policy::load_from(&i), Err(Error::Config(_))));
+        let i = f.inputs(&[
+            ("READBOX_CONFIG", a.to_str().unwrap()),
+            ("READBOX_TOOLS", "cat"),
+        ]);
+        assert_eq!(Policy::load_from(&i).unwrap().tools, vec!["cat"]);
+    }
+}

@@ -1,0 +1,193 @@
+//! Reading file content within the read budget (SPEC §5, §9).
+//!
+//! [`Lines`] reads a file forward in large blocks and hands out batches of whole lines, so that a
+//! tool can charge exactly the lines it looked at and drop the line that would cross the budget.
+//! A line longer than the caller's hold limit comes out in pieces, so memory stays bounded by the
+//! limits, never by the file.
+
+use std::fs::File;
+use std::io::Read;
+
+use crate::error::{Error, Result};
+use crate::limits::Budget;
+
+/// Bytes asked of the kernel per read.
+pub const BLOCK: usize = 128 * 1024;
+
+/// A batch handed out by [`Lines::next_batch`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Batch<'a> {
+    /// Whole lines, each ending in `\n`, except the file's last line when it has none.
+    Lines(&'a [u8]),
+    /// A piece of a line longer than the hold limit; the rest follows in later batches.
+    Piece(&'a [u8]),
+}
+
+/// Forward reader of whole lines.
+pub struct Lines {
+    file: File,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    eof: bool,
+    shown: String,
+}
+
+impl Lines {
+    /// A reader of `file`; `shown` is the caller's path, for errors.
+    pub fn new(file: File, shown: &str) -> Lines {
+        Lines {
+            file,
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+            eof: false,
+            shown: shown.to_string(),
+        }
+    }
+
+    /// The next batch, or `None` at the end of the file. The previous batch is consumed.
+    /// `hold` bounds how long a line may grow before it comes out in pieces (at least 1).
+    ///
+    /// # Errors
+    /// `io:` when a read fails.
+    pub fn next_batch(&mut self, hold: usize) -> Result<Option<Batch<'_>>> {
+        let hold = hold.max(1);
+        loop {
+            let pending = &self.buf[self.start..self.end];
+            if let Some(last) = memchr::memrchr(b'\n', pending) {
+                let (s, e) = (self.start, self.start + last + 1);
+                self.start = e;
+                return Ok(Some(Batch::Lines(&self.buf[s..e])));
+            }
+            if self.eof {
+                if pending.is_empty() {
+                    return Ok(None);
+                }
+                let (s, e) = (self.start, self.end);
+                self.start = e;
+                return Ok(Some(Batch::Lines(&self.buf[s..e])));
+            }
+            if pending.len() >= hold {
+                let (s, e) = (self.start, self.end);
+                self.start = e;
+                return Ok(Some(Batch::Piece(&self.buf[s..e])));
+            }
+            self.fill(hold)?;
+        }
+    }
+
+    /// Reads one more block after the pending bytes, compacting and growing the buffer as needed
+    /// (never reading more than `hold - pending` bytes beyond a long pending line).
+    fn fill(&mut self, hold: usize) -> Result<()> {
+        let pending = self.end - self.start;
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.start = 0;
+            self.end = pending;
+        }
+        let want = BLOCK.min(hold - pending).max(1);
+        if self.buf.len() < self.end + want {
+            self.buf.resize(self.end + want, 0);
+        }
+        let n = loop {
+            match self.file.read(&mut self.buf[self.end..self.end + want]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::io(&self.shown, &e)),
+            }
+        };
+        if n == 0 {
+            self.eof = true;
+        }
+        self.end += n;
+        Ok(())
+    }
+}
+
+/// Charges the longest run of whole lines at the start of `lines` that the budget allows, and
+/// returns it, with `Some(limit error)` when not all of `lines` fit.
+pub fn charge_lines<'a>(budget: &Budget, lines: &'a [u8]) -> (&'a [u8], Option<Error>) {
+    if budget.charge_read(lines.len() as u64).is_ok() {
+        return (lines, None);
+    }
+    let left = usize::try_from(budget.read_left()).unwrap_or(usize::MAX);
+    let fit = match memchr::memrchr(b'\n', &lines[..left.min(lines.len())]) {
+        Some(i) => i + 1,
+        None => 0,
+    };
+    // The fitting prefix is within the budget by construction.
+    let _ = budget.charge_read(fit as u64);
+    (&lines[..fit], Some(budget.read_exhausted()))
+}
+
+/// Reads the whole file, charging every byte, and hands it out in blocks (wc, diff).
+///
+/// # Errors
+/// `limit:` when the file passes the read budget (nothing of the crossing block is handed out),
+/// `io:` when a read fails, or what `f` returns.
+pub fn for_each_block(
+    mut file: File,
+    shown: &str,
+    budget: &Budget,
+    mut f: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    let mut buf = vec![0u8; BLOCK];
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io(shown, &e)),
+        };
+        budget.charge_read(n as u64)?;
+        f(&buf[..n])?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Seek, Write};
+
+    fn file_with(data: &[u8]) -> File {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(data).unwrap();
+        f.rewind().unwrap();
+        f
+    }
+
+    fn batches(data: &[u8], hold: usize) -> Vec<(bool, Vec<u8>)> {
+        let mut r = Lines::new(file_with(data), "f");
+        let mut out = Vec::new();
+        while let Some(b) = r.next_batch(hold).unwrap() {
+            match b {
+                Batch::Lines(l) => out.push((true, l.to_vec())),
+                Batch::Piece(p) => out.push((false, p.to_vec())),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn batches_end_on_line_boundaries_and_keep_the_last_unterminated_line() {
+        let b = batches(b"a\nb\nc", 1 << 20);
+        assert_eq!(b, vec![(true, b"a\nb\n".to_vec()), (true, b"c".to_vec())]);
+    }
+
+    #[test]
+    fn long_lines_come_out_in_pieces() {
+        let b = batches(b"abcdefgh\nz\n", 4);
+        let joined: Vec<u8> = b.iter().flat_map(|(_, v)| v.clone()).collect();
+        assert_eq!(joined, b"abcdefgh\nz\n");
+        assert!(!b[0].0, "the first batch is a piece of the long line");
+    }
+
+    #[test]
+    fn charge_lines_keeps_whole_lines_within_the_budget() {
+        let budget = Budget::new(7, 0);
+        let (fit, err) = charge_lines(&budget, b"abc\ndef\nghi\n");
+        assert_eq!(fit, b"abc\n");
+        assert!(err.is_some());
+    }
+}

@@ -1,0 +1,726 @@
+//! The only way to reach an object on disk: confinement beneath the roots, the excludes, and
+//! the safe open (SPEC §6; THREATS.md design points 1–4).
+//!
+//! Invariant: every file descriptor a tool reads from comes from this module, and every one of
+//! them was reached from a root's directory handle one component at a time, with
+//! `O_PATH | O_NOFOLLOW`, testing each component against the excludes before touching it.
+//!
+//! How a path is resolved:
+//! 1. The argument is made absolute (relative to the working directory) and folded lexically; if
+//!    that lands beneath a root, its components are tested against the excludes first, so that a
+//!    denial does not depend on what exists.
+//! 2. The components are walked: above the roots only lexically (the roots are canonical, so
+//!    their ancestors are real directories and `..` over them is exact; any other component there
+//!    is denied); beneath a root with `openat(dir, name, O_PATH | O_NOFOLLOW)` relative to the
+//!    directory handle reached so far. `..` pops a stack of ancestor handles, so it never asks the
+//!    kernel for a parent and a directory renamed away cannot lead out. Symlinks are expanded here,
+//!    at most [`MAX_SYMLINK_HOPS`] times; an absolute target is mapped onto a root by comparing
+//!    whole components, never string prefixes.
+//! 3. Each component met on the way, including those of symlink targets, is tested against the
+//!    excludes by its name and by its root-relative path.
+//! 4. Content is read only through [`Gate::open_read`]: the object must be a regular file on a
+//!    real filesystem; it is re-opened for reading by name relative to its parent handle with
+//!    `O_NOFOLLOW | O_NONBLOCK | O_NOCTTY`, and must be the same (device, inode) that was checked.
+//!    Directories are opened through their own handle (`openat(handle, ".")`).
+//!
+//! Errors name the path as the caller gave it, never a resolved target; every denial has the same
+//! text, `denied: PATH`, whether or not the object exists.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use rustix::fs::{FileType, Mode, OFlags, Stat};
+use rustix::io::Errno;
+
+use crate::error::{Error, Result, shown};
+
+/// Symlinks expanded in one resolution before it fails with `io:` (as Linux's `ELOOP` limit).
+pub const MAX_SYMLINK_HOPS: u32 = 40;
+
+/// The exclude globs of the policy, matched regardless of case on a component's name and on its
+/// root-relative path (SPEC §6; globset syntax, `*` and `?` do not cross `/`).
+#[derive(Debug, Clone)]
+pub struct Excludes {
+    set: GlobSet,
+}
+
+impl Excludes {
+    /// Compiles `patterns`.
+    ///
+    /// # Errors
+    /// The first pattern that does not compile, with globset's reason.
+    pub fn new(patterns: &[String]) -> std::result::Result<Excludes, (String, String)> {
+        let mut b = GlobSetBuilder::new();
+        for p in patterns {
+            let glob = GlobBuilder::new(p)
+                .case_insensitive(true)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+                .map_err(|e| (p.clone(), e.kind().to_string()))?;
+            b.add(glob);
+        }
+        let set = b.build().map_err(|e| (String::new(), e.to_string()))?;
+        Ok(Excludes { set })
+    }
+
+    /// Whether the entry `name`, at root-relative path `rel` (which ends with `name`), is
+    /// excluded by itself. Callers test every ancestor below the root too.
+    pub fn matches(&self, name: &OsStr, rel: &Path) -> bool {
+        !self.set.is_empty() && (self.set.is_match(Path::new(name)) || self.set.is_match(rel))
+    }
+
+    /// Whether any component of the root-relative path `rel`, with its ancestors, is excluded.
+    pub fn matches_any_prefix(&self, rel: &Path) -> bool {
+        if self.set.is_empty() {
+            return false;
+        }
+        let mut prefix = PathBuf::new();
+        for c in rel.components() {
+            prefix.push(c);
+            if let Component::Normal(name) = c
+                && self.matches(name, &prefix)
+            {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// The type of an object, from its mode (as `stat` names them in SPEC §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Directory,
+    /// A symbolic link (only seen in walks, which never follow them).
+    Symlink,
+    /// A named pipe.
+    Fifo,
+    /// A Unix socket.
+    Socket,
+    /// A character device.
+    CharDevice,
+    /// A block device.
+    BlockDevice,
+}
+
+impl Kind {
+    /// The kind of the object described by `st`.
+    pub fn of(st: &Stat) -> Kind {
+        match FileType::from_raw_mode(st.st_mode) {
+            FileType::RegularFile => Kind::File,
+            FileType::Directory => Kind::Directory,
+            FileType::Symlink => Kind::Symlink,
+            FileType::Fifo => Kind::Fifo,
+            FileType::Socket => Kind::Socket,
+            FileType::CharacterDevice => Kind::CharDevice,
+            FileType::BlockDevice => Kind::BlockDevice,
+            FileType::Unknown => Kind::File,
+        }
+    }
+
+    /// The name `stat` prints: `file`, `directory`, `fifo`, `socket`, `char_device`, …
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::File => "file",
+            Kind::Directory => "directory",
+            Kind::Symlink => "symlink",
+            Kind::Fifo => "fifo",
+            Kind::Socket => "socket",
+            Kind::CharDevice => "char_device",
+            Kind::BlockDevice => "block_device",
+        }
+    }
+}
+
+/// A root: its canonical path and a directory handle opened once at start.
+#[derive(Debug)]
+struct Root {
+    path: PathBuf,
+    fd: Arc<OwnedFd>,
+}
+
+/// An object beneath a root, reached through the gate. It holds an `O_PATH` handle of the object
+/// itself and of its parent directory, so later opens concern the very object that was checked.
+#[derive(Debug, Clone)]
+pub struct Node {
+    root: usize,
+    fd: Arc<OwnedFd>,
+    parent: Option<Arc<OwnedFd>>,
+    name: OsString,
+    rel: PathBuf,
+    stat: Stat,
+}
+
+impl Node {
+    /// The object's metadata (`fstat` of its handle; symlinks are never followed here).
+    pub fn stat(&self) -> &Stat {
+        &self.stat
+    }
+
+    /// The object's kind.
+    pub fn kind(&self) -> Kind {
+        Kind::of(&self.stat)
+    }
+
+    /// The object's file name (empty for a root).
+    pub fn name(&self) -> &OsStr {
+        &self.name
+    }
+
+    /// The object's path relative to its root (empty for the root itself).
+    pub fn rel(&self) -> &Path {
+        &self.rel
+    }
+}
+
+/// The gate: the roots, their handles, the excludes and the working directory.
+#[derive(Debug)]
+pub struct Gate {
+    roots: Vec<Root>,
+    excludes: Excludes,
+    workdir: PathBuf,
+}
+
+/// Where the walk of a path stands.
+enum Pos {
+    /// Above the roots: a canonical ancestor of at least one root, known only lexically.
+    Above(PathBuf),
+    /// Beneath root `root`: the stack of handles from the root down to the current directory.
+    Beneath { root: usize, stack: Vec<Step> },
+}
+
+struct Step {
+    fd: Arc<OwnedFd>,
+    name: OsString,
+    stat: Stat,
+}
+
+fn errno_io(e: Errno) -> std::io::Error {
+    std::io::Error::from_raw_os_error(e.raw_os_error())
+}
+
+impl Gate {
+    /// Opens a handle on each root. `roots` and `workdir` must be canonical (the policy
+    /// canonicalises them once at start).
+    ///
+    /// # Errors
+    /// `config:` when a root cannot be opened as a directory.
+    pub fn new(roots: &[PathBuf], excludes: Excludes, workdir: PathBuf) -> Result<Gate> {
+        let mut opened = Vec::with_capacity(roots.len());
+        for path in roots {
+            let fd = rustix::fs::open(
+                path.as_path(),
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|e| {
+                Error::Config(format!(
+                    "root {}: {}",
+                    path.display(),
+                    crate::error::describe_io(&errno_io(e))
+                ))
+            })?;
+            opened.push(Root {
+                path: path.clone(),
+                fd: Arc::new(fd),
+            });
+        }
+        Ok(Gate {
+            roots: opened,
+            excludes,
+            workdir,
+        })
+    }
+
+    /// The working directory (canonical, beneath a root).
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    /// The excludes in force.
+    pub fn excludes(&self) -> &Excludes {
+        &self.excludes
+    }
+
+    /// Resolves the caller's `arg` to the object it names, following symlinks (the last one
+    /// too), as the kernel would, but confined beneath the roots and checked against the excludes.
+    ///
+    /// # Errors
+    /// `denied:` (outside the roots, excluded, or through a link that leads there), `not found:`,
+    /// `not a directory:` (`file/x`, `file/`), `io:` (permission refused, a symlink loop).
+    pub fn resolve(&self, arg: &[u8]) -> Result<Node> {
+        let shown_arg = shown(arg);
+        if arg.is_empty() {
+            return Err(Error::NotFound(shown_arg));
+        }
+        let written = Path::new(OsStr::from_bytes(arg));
+        let absolute = if written.is_absolute() {
+            written.to_path_buf()
+        } else {
+            self.workdir.join(written)
+        };
+        // The path as written, folded: excluded there means denied, whatever exists.
+        if let Some(folded) = fold(&absolute)
+            && let Some((_, rel)) = self.root_of(&folded)
+            && self.excludes.matches_any_prefix(&rel)
+        {
+            return Err(Error::Denied(shown_arg));
+        }
+        let mut queue: Vec<OsString> = Vec::new();
+        push_components(&mut queue, &absolute);
+        // `x/` and `x/.` must name a directory: keep a `.` that the walk checks.
+        if arg.ends_with(b"/") {
+            queue.insert(0, OsString::from("."));
+        }
+        // The queue is a stack: the next component is at the end.
+        self.walk(queue, &shown_arg)
+    }
+
+    fn walk(&self, mut queue: Vec<OsString>, shown_arg: &str) -> Result<Node> {
+        let mut pos = self
+            .enter(PathBuf::from("/"))
+            .ok_or_else(|| Error::Denied(shown_arg.into()))?;
+        let mut hops = 0u32;
+        while let Some(c) = queue.pop() {
+            match &mut pos {
+                Pos::Above(p) => {
+                    let mut next = p.clone();
+                    if c == ".." {
+                        next.pop();
+                    } else if c != "." {
+                        next.push(&c);
+                    }
+                    if let Some(entered) = self.enter(next) {
+                        pos = entered;
+                        continue;
+                    }
+                    // Not on the way to a root. Only a symlink (an alias such as `/link-to-root`)
+                    // can still lead beneath one; anything else is outside.
+                    let target =
+                        alias_target(p, &c).ok_or_else(|| Error::Denied(shown_arg.into()))?;
+                    hops += 1;
+                    if hops > MAX_SYMLINK_HOPS {
+                        return Err(Error::Denied(shown_arg.into()));
+                    }
+                    push_components(&mut queue, &target);
+                    if target.is_absolute() {
+                        pos = self
+                            .enter(PathBuf::from("/"))
+                            .ok_or_else(|| Error::Denied(shown_arg.into()))?;
+                    }
+                }
+                Pos::Beneath { root, stack } => {
+                    let top = stack.last().expect("the root is always on the stack");
+                    let top_kind = Kind::of(&top.stat);
+                    if c == "." || c == ".." {
+                        if top_kind != Kind::Directory {
+                            return Err(self.cannot_continue(
+                                *root,
+                                stack,
+                                &queue,
+                                Error::NotADirectory(shown_arg.into()),
+                                shown_arg,
+                            ));
+                        }
+                        if c == ".." {
+                            if stack.len() == 1 {
+                                let above = parent_or_self(&self.roots[*root].path);
+                                pos = self
+                                    .enter(above)
+                                    .ok_or_else(|| Error::Denied(shown_arg.into()))?;
+                            } else {
+                                stack.pop();
+                            }
+                        }
+                        continue;
+                    }
+                    let rel: PathBuf = stack[1..]
+                        .iter()
+                        .map(|s| s.name.as_os_str())
+                        .chain(std::iter::once(c.as_os_str()))
+                        .collect();
+                    if self.excludes.matches(&c, &rel) {
+                        return Err(Error::Denied(shown_arg.into()));
+                    }
+                    if top_kind != Kind::Directory {
+                        let e = Error::NotADirectory(shown_arg.into());
+                        return Err(self.cannot_continue(*root, stack, &queue, e, shown_arg));
+                    }
+                    let opened = rustix::fs::openat(
+                        top.fd.as_fd(),
+                        c.as_os_str(),
+                        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                        Mode::empty(),
+                    );
+                    let fd = match opened {
+                        Ok(fd) => fd,
+                        Err(e) => {
+                            let err = match e {
+                                Errno::NOENT => Error::NotFound(shown_arg.into()),
+                                Errno::NOTDIR => Error::NotADirectory(shown_arg.into()),
+                                Errno::NAMETOOLONG => Error::NotFound(shown_arg.into()),
+                                other => Error::io(shown_arg, &errno_io(other)),
+                            };
+                            queue.push(c);
+                            return Err(self.cannot_continue(*root, stack, &queue, err, shown_arg));
+                        }
+                    };
+                    let stat =
+                        rustix::fs::fstat(&fd).map_err(|e| Error::io(shown_arg, &errno_io(e)))?;
+                    if Kind::of(&stat) == Kind::Symlink {
+                        hops += 1;
+                        if hops > MAX_SYMLINK_HOPS {
+                            return Err(Error::Io(format!(
+                                "{shown_arg}: too many levels of symbolic links"
+                            )));
+                        }
+                        let target =
+                            rustix::fs::readlinkat(top.fd.as_fd(), c.as_os_str(), Vec::new())
+                                .map_err(|e| Error::io(shown_arg, &errno_io(e)))?;
+                        let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
+                        if target.as_os_str().is_empty() {
+                            return Err(Error::NotFound(shown_arg.into()));
+                        }
+                        push_components(&mut queue, &target);
+                        if target.is_absolute() {
+                            pos = self
+                                .enter(PathBuf::from("/"))
+                                .ok_or_else(|| Error::Denied(shown_arg.into()))?;
+                        }
+                        continue;
+                    }
+                    stack.push(Step {
+                        fd: Arc::new(fd),
+                        name: c,
+                        stat,
+                    });
+                }
+            }
+        }
+        match pos {
+            Pos::Above(_) => Err(Error::Denied(shown_arg.into())),
+            Pos::Beneath { root, mut stack } => {
+                let rel: PathBuf = stack[1..].iter().map(|s| s.name.as_os_str()).collect();
+                let last = stack.pop().expect("the root is always on the stack");
+                Ok(Node {
+                    root,
+                    fd: last.fd,
+                    parent: stack.last().map(|s| s.fd.clone()),
+                    name: last.name,
+                    rel,
+                    stat: last.stat,
+                })
+            }
+        }
+    }
+
+    /// A resolution that cannot go on (a missing component, a file used as a directory, a
+    /// permission refusal) is still `denied:` when the rest of the path, followed lexically,
+    /// would leave the root or name an excluded entry: the answer must not tell whether a
+    /// denied object exists.
+    fn cannot_continue(
+        &self,
+        root: usize,
+        stack: &[Step],
+        queue: &[OsString],
+        err: Error,
+        shown_arg: &str,
+    ) -> Error {
+        let mut rel: Vec<&OsStr> = stack[1..].iter().map(|s| s.name.as_os_str()).collect();
+        let _ = root;
+        for c in queue.iter().rev() {
+            if c == "." {
+                continue;
+            }
+            if c == ".." {
+                if rel.pop().is_none() {
+                    return Error::Denied(shown_arg.into());
+                }
+                continue;
+            }
+            if Path::new(c).is_absolute() {
+                return Error::Denied(shown_arg.into());
+            }
+            rel.push(c);
+            let path: PathBuf = rel.iter().collect();
+            if self.excludes.matches(c, &path) {
+                return Error::Denied(shown_arg.into());
+            }
+        }
+        err
+    }
+
+    /// The position at the lexical, canonical path `p` above or at the roots: beneath a root when
+    /// `p` is one, above when `p` is an ancestor of one, else `None` (outside: denied).
+    fn enter(&self, p: PathBuf) -> Option<Pos> {
+        if let Some(i) = self.roots.iter().position(|r| r.path == p) {
+            let r = &self.roots[i];
+            let stat = rustix::fs::fstat(r.fd.as_fd()).ok()?;
+            return Some(Pos::Beneath {
+                root: i,
+                stack: vec![Step {
+                    fd: r.fd.clone(),
+                    name: OsString::new(),
+                    stat,
+                }],
+            });
+        }
+        if self.roots.iter().any(|r| r.path.starts_with(&p)) {
+            return Some(Pos::Above(p));
+        }
+        None
+    }
+
+    /// The root that the folded absolute path `p` lies beneath (comparing whole components), and
+    /// `p` relative to it.
+    fn root_of(&self, p: &Path) -> Option<(usize, PathBuf)> {
+        self.roots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                p.strip_prefix(&r.path)
+                    .ok()
+                    .map(|rel| (i, rel.to_path_buf()))
+            })
+            .max_by_key(|(i, _)| self.roots[*i].path.as_os_str().len())
+    }
+
+    /// Opens a regular file for reading (SPEC §6: only regular files are read; a FIFO, socket or
+    /// device gets `not a file:` at once and is never opened).
+    ///
+    /// # Errors
+    /// `not a file:`, `denied:` (a pseudo filesystem such as procfs, or the object was swapped
+    /// since it was checked), `io:` (permission refused).
+    pub fn open_read(&self, node: &Node, shown_arg: &str) -> Result<File> {
+        if node.kind() != Kind::File {
+            return Err(Error::NotAFile(shown_arg.into()));
+        }
+        if on_pseudo_fs(&node.fd) {
+            return Err(Error::Denied(shown_arg.into()));
+        }
+        let parent = node
+            .parent
+            .as_ref()
+            .ok_or_else(|| Error::NotAFile(shown_arg.into()))?;
+        let fd = rustix::fs::openat(
+            parent.as_fd(),
+            node.name.as_os_str(),
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| match e {
+            Errno::ACCESS | Errno::PERM => Error::io(shown_arg, &errno_io(e)),
+            // Gone or replaced by a symlink since the check.
+            _ => Error::Denied(shown_arg.into()),
+        })?;
+        let st = rustix::fs::fstat(&fd).map_err(|e| Error::io(shown_arg, &errno_io(e)))?;
+        if st.st_dev != node.stat.st_dev || st.st_ino != node.stat.st_ino {
+            return Err(Error::Denied(shown_arg.into()));
+        }
+        Ok(File::from(fd))
+    }
+
+    /// Opens a directory for listing, through the node's own handle.
+    ///
+    /// # Errors
+    /// `not a directory:`, `io:` (permission refused).
+    pub fn open_dir(&self, node: &Node, shown_arg: &str) -> Result<rustix::fs::Dir> {
+        if node.kind() != Kind::Directory {
+            return Err(Error::NotADirectory(shown_arg.into()));
+        }
+        let fd = rustix::fs::openat(
+            node.fd.as_fd(),
+            c".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| Error::io(shown_arg, &errno_io(e)))?;
+        rustix::fs::Dir::new(fd).map_err(|e| Error::io(shown_arg, &errno_io(e)))
+    }
+
+    /// The entry `name` of the directory `dir`, for a walk: tested against the excludes, then
+    /// opened without following a symlink. `None` when it is excluded, vanished or cannot be
+    /// examined: a walk leaves it out silently.
+    pub fn child(&self, dir: &Node, name: &OsStr) -> Option<Node> {
+        let rel = dir.rel.join(name);
+        if self.excludes.matches(name, &rel) {
+            return None;
+        }
+        let fd = rustix::fs::openat(
+            dir.fd.as_fd(),
+            name,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .ok()?;
+        let stat = rustix::fs::fstat(&fd).ok()?;
+        Some(Node {
+            root: dir.root,
+            fd: Arc::new(fd),
+            parent: Some(dir.fd.clone()),
+            name: name.to_os_string(),
+            rel,
+            stat,
+        })
+    }
+}
+
+impl Gate {
+    /// The directories from `node`'s root down to its parent, for a walk that needs the ignore
+    /// files above its start. Stops early (with fewer nodes) at anything that is not a directory
+    /// any more, or is excluded.
+    pub fn ancestors(&self, node: &Node) -> Vec<Node> {
+        let root = &self.roots[node.root];
+        let Ok(stat) = rustix::fs::fstat(root.fd.as_fd()) else {
+            return Vec::new();
+        };
+        let mut chain = vec![Node {
+            root: node.root,
+            fd: root.fd.clone(),
+            parent: None,
+            name: OsString::new(),
+            rel: PathBuf::new(),
+            stat,
+        }];
+        let names: Vec<&OsStr> = node.rel.iter().collect();
+        for name in names.iter().take(names.len().saturating_sub(1)) {
+            let dir = chain.last().expect("the chain starts at the root");
+            match self.child(dir, name) {
+                Some(n) if n.kind() == Kind::Directory => chain.push(n),
+                _ => break,
+            }
+        }
+        if node.rel.as_os_str().is_empty() {
+            chain.clear();
+        }
+        chain
+    }
+}
+
+/// Folds `.`, `..` and repeated slashes of an absolute path lexically (`..` at `/` stays at `/`).
+fn fold(p: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::from("/");
+    for c in p.components() {
+        match c {
+            Component::RootDir | Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+            Component::Prefix(_) => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Pushes the components of `p` on the stack `queue` so that the first component is popped
+/// first. `.` components are kept (they check that the current object is a directory).
+fn push_components(queue: &mut Vec<OsString>, p: &Path) {
+    let bytes = p.as_os_str().as_bytes();
+    let parts: Vec<&[u8]> = bytes
+        .split(|&b| b == b'/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    for part in parts.into_iter().rev() {
+        queue.push(OsStr::from_bytes(part).to_os_string());
+    }
+}
+
+/// The target of `dir/name` when it is a symlink. `dir` is a canonical ancestor of a root, so it
+/// is a real directory; nothing outside the roots is ever opened for reading here.
+fn alias_target(dir: &Path, name: &OsStr) -> Option<PathBuf> {
+    let dir_fd = rustix::fs::open(
+        dir,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let target = rustix::fs::readlinkat(&dir_fd, name, Vec::new()).ok()?;
+    let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
+    (!target.as_os_str().is_empty()).then_some(target)
+}
+
+fn parent_or_self(p: &Path) -> PathBuf {
+    p.parent()
+        .map_or_else(|| p.to_path_buf(), Path::to_path_buf)
+}
+
+/// Filesystems whose "files" are kernel interfaces, not content (THREATS.md point 3).
+fn on_pseudo_fs(fd: &OwnedFd) -> bool {
+    const PSEUDO: &[i64] = &[
+        0x9fa0,      // procfs
+        0x6265_6572, // sysfs
+        0x1cd1,      // devpts
+        0x6462_6720, // debugfs
+        0x7472_6163, // tracefs
+        0x7363_6673, // securityfs
+        0x0027_e0eb, // cgroup
+        0x6367_7270, // cgroup2
+        0xcafe_4a11, // bpf
+        0x6265_6570, // configfs
+        0x6165_676c, // pstore
+        0xde5e_81e4, // efivarfs
+    ];
+    match rustix::fs::fstatfs(fd) {
+        #[allow(clippy::unnecessary_cast)]
+        Ok(st) => PSEUDO.contains(&(st.f_type as i64)),
+        Err(_) => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ex(p: &[&str]) -> Excludes {
+        Excludes::new(&p.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
+    }
+
+    #[test]
+    fn excludes_match_name_or_relative_path_regardless_of_case() {
+        let e = ex(&[".env", "*.key", "docs/private"]);
+        assert!(e.matches(OsStr::new(".ENV"), Path::new("a/.ENV")));
+        assert!(e.matches(OsStr::new("ID.KEY"), Path::new("ID.KEY")));
+        assert!(e.matches(OsStr::new("private"), Path::new("docs/private")));
+        assert!(!e.matches(OsStr::new("private"), Path::new("other/private")));
+        assert!(e.matches_any_prefix(Path::new("docs/private/x")));
+        assert!(!e.matches_any_prefix(Path::new("docs/privateer/x")));
+    }
+
+    #[test]
+    fn star_does_not_cross_slash() {
+        let e = ex(&["src/*.py"]);
+        assert!(e.matches_any_prefix(Path::new("src/a.py")));
+        assert!(!e.matches_any_prefix(Path::new("src/sub/b.py")));
+    }
+
+    #[test]
+    fn invalid_utf8_names_are_matched_on_bytes() {
+        let e = ex(&["*.pem"]);
+        let name = OsStr::from_bytes(b"\xff.PEM");
+        assert!(e.matches(name, Path::new(name)));
+    }
+
+    #[test]
+    fn fold_handles_dots_and_slashes() {
+        assert_eq!(fold(Path::new("/a/./b//../c")), Some(PathBuf::from("/a/c")));
+        assert_eq!(fold(Path::new("/../x")), Some(PathBuf::from("/x")));
+    }
+
+    #[test]
+    fn components_pop_in_order() {
+        let mut q = Vec::new();
+        push_components(&mut q, Path::new("/a//b/./c"));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(order, ["a", "b", ".", "c"]);
+    }
+}

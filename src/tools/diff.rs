@@ -1,0 +1,221 @@
+//! `diff PATH_A PATH_B [CONTEXT_LINES=3]`: a unified diff that `patch` applies to PATH_A to give
+//! PATH_B, with hunk headers as GNU `diff -u --label PATH_A --label PATH_B` writes them (SPEC §7).
+//! Lines are compared with their terminators. Identical files give empty output and exit 0;
+//! differences exit 1, as POSIX diff.
+
+use similar::{Algorithm, DiffOp, capture_diff_slices, group_diff_ops};
+
+use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool};
+use crate::envelope::Stop;
+use crate::error::{Error, shown};
+use crate::read::for_each_block;
+
+/// Lines per file that diff compares at most.
+pub const MAX_LINES: usize = 2000;
+
+/// The registry entry.
+pub const TOOL: Tool = Tool {
+    name: "diff",
+    summary: "compare two files line by line, as a unified diff",
+    params: &[
+        Param {
+            name: "path_a",
+            kind: Kind::Path,
+            default: None,
+            help: "the old file",
+        },
+        Param {
+            name: "path_b",
+            kind: Kind::Path,
+            default: None,
+            help: "the new file",
+        },
+        Param {
+            name: "context_lines",
+            kind: Kind::Int { min: 0, max: 100 },
+            default: Some("3"),
+            help: "unchanged lines shown around each change (0 to 100)",
+        },
+    ],
+    example: "old.txt new.txt 3",
+    flags: &[
+        Flag {
+            names: &["-u", "--unified", "-N"],
+            effect: Effect::Always,
+        },
+        Flag {
+            names: &["-U"],
+            effect: Effect::Takes("context_lines"),
+        },
+        Flag {
+            names: &[
+                "-r",
+                "--recursive",
+                "-q",
+                "--brief",
+                "-y",
+                "--side-by-side",
+                "-c",
+                "-w",
+                "-b",
+                "-i",
+                "-B",
+                "--color",
+            ],
+            effect: Effect::Never("readbox diff compares two files as a unified diff only"),
+        },
+    ],
+    on_truncate: Outcome::Negative,
+    run,
+};
+
+/// Reads the whole file named by `arg`, charging every byte.
+fn read_all(ctx: &Ctx<'_>, arg: &[u8]) -> Result<Vec<u8>, Error> {
+    let path = shown(arg);
+    let node = ctx.gate.resolve(arg)?;
+    let file = ctx.gate.open_read(&node, &path)?;
+    let mut data = Vec::new();
+    let mut newlines = 0;
+    for_each_block(file, &path, ctx.budget, |block| {
+        newlines += memchr::memchr_iter(b'\n', block).count();
+        if newlines > MAX_LINES {
+            return Err(too_long(&path));
+        }
+        data.extend_from_slice(block);
+        Ok(())
+    })?;
+    if newlines == MAX_LINES && !data.ends_with(b"\n") && !data.is_empty() {
+        return Err(too_long(&path));
+    }
+    Ok(data)
+}
+
+fn too_long(path: &str) -> Error {
+    Error::Limit(format!(
+        "{path}: diff compares files of at most {MAX_LINES} lines"
+    ))
+}
+
+/// The lines of `data`, each with its terminator (the last one may have none).
+fn lines(data: &[u8]) -> Vec<&[u8]> {
+    data.split_inclusive(|&b| b == b'\n').collect()
+}
+
+/// A hunk range as GNU diff writes it: `start,count`, `start` alone when count is 1, and the
+/// line before the hunk with count 0 when the range is empty.
+fn range(start: usize, len: usize) -> String {
+    match len {
+        0 => format!("{start},0"),
+        1 => format!("{}", start + 1),
+        n => format!("{},{n}", start + 1),
+    }
+}
+
+fn push_line(text: &mut Vec<u8>, mark: u8, line: &[u8]) {
+    text.push(mark);
+    text.extend_from_slice(line);
+    if !line.ends_with(b"\n") {
+        text.extend_from_slice(b"\n\\ No newline at end of file\n");
+    }
+}
+
+/// The unified diff of `a` and `b` (empty when they are equal).
+pub fn unified(label_a: &[u8], label_b: &[u8], a: &[u8], b: &[u8], context: usize) -> Vec<u8> {
+    if a == b {
+        return Vec::new();
+    }
+    let (old, new) = (lines(a), lines(b));
+    let ops = capture_diff_slices(Algorithm::Myers, &old, &new);
+    let mut text = Vec::new();
+    text.extend_from_slice(b"--- ");
+    text.extend_from_slice(label_a);
+    text.extend_from_slice(b"\n+++ ");
+    text.extend_from_slice(label_b);
+    text.push(b'\n');
+    for group in group_diff_ops(ops, context) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let old_start = first.old_range().start;
+        let new_start = first.new_range().start;
+        let old_len = last.old_range().end - old_start;
+        let new_len = last.new_range().end - new_start;
+        text.extend_from_slice(
+            format!(
+                "@@ -{} +{} @@\n",
+                range(old_start, old_len),
+                range(new_start, new_len)
+            )
+            .as_bytes(),
+        );
+        for op in &group {
+            match *op {
+                DiffOp::Equal { old_index, len, .. } => {
+                    for l in &old[old_index..old_index + len] {
+                        push_line(&mut text, b' ', l);
+                    }
+                }
+                DiffOp::Delete {
+                    old_index, old_len, ..
+                } => {
+                    for l in &old[old_index..old_index + old_len] {
+                        push_line(&mut text, b'-', l);
+                    }
+                }
+                DiffOp::Insert {
+                    new_index, new_len, ..
+                } => {
+                    for l in &new[new_index..new_index + new_len] {
+                        push_line(&mut text, b'+', l);
+                    }
+                }
+                DiffOp::Replace {
+                    old_index,
+                    old_len,
+                    new_index,
+                    new_len,
+                } => {
+                    for l in &old[old_index..old_index + old_len] {
+                        push_line(&mut text, b'-', l);
+                    }
+                    for l in &new[new_index..new_index + new_len] {
+                        push_line(&mut text, b'+', l);
+                    }
+                }
+            }
+        }
+    }
+    text
+}
+
+fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
+    let a = read_all(ctx, args.bytes(0))?;
+    let b = read_all(ctx, args.bytes(1))?;
+    let text = unified(args.bytes(0), args.bytes(1), &a, &b, args.int(2) as usize);
+    if text.is_empty() {
+        return Ok(Outcome::Success);
+    }
+    ctx.out.push(&text)?;
+    Ok(Outcome::Negative)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_as_gnu_diff() {
+        assert_eq!(range(4, 1), "5");
+        assert_eq!(range(0, 0), "0,0");
+        assert_eq!(range(1, 7), "2,7");
+    }
+
+    #[test]
+    fn missing_newline_is_marked() {
+        let d = unified(b"a", b"b", b"foo", b"foo\n", 3);
+        assert_eq!(
+            String::from_utf8(d).unwrap(),
+            "--- a\n+++ b\n@@ -1 +1 @@\n-foo\n\\ No newline at end of file\n+foo\n"
+        );
+    }
+}

@@ -1,0 +1,135 @@
+//! `find [PATH=.] [PATTERN=*] [FILE_TYPE=all] [MAX_DEPTH=20]`: entries below PATH whose name
+//! matches the glob PATTERN, of type FILE_TYPE, to MAX_DEPTH (SPEC §7). Directories end with `/`;
+//! symlinks are listed, not followed, when FILE_TYPE is `all`.
+
+use globset::{GlobBuilder, GlobMatcher};
+
+use super::{Args, Ctx, Effect, FileType, Flag, Kind, Outcome, Param, Tool};
+use crate::envelope::Stop;
+use crate::error::{Error, shown};
+use crate::resolve::Kind as K;
+use crate::walk::{Entry, Ignores, display_prefix, walk};
+
+/// The MAX_DEPTH parameter, shared with grep.
+pub const MAX_DEPTH: Param = Param {
+    name: "max_depth",
+    kind: Kind::Int { min: 0, max: 100 },
+    default: Some("20"),
+    help: "how deep to go: 1 = direct children, 0 = nothing (0 to 100)",
+};
+
+/// The registry entry.
+pub const TOOL: Tool = Tool {
+    name: "find",
+    summary: "list the entries of a tree whose name matches a glob",
+    params: &[
+        Param {
+            name: "path",
+            kind: Kind::Path,
+            default: Some("."),
+            help: "the directory to search",
+        },
+        Param {
+            name: "pattern",
+            kind: Kind::Text,
+            default: Some("*"),
+            help: "glob on the entry's name: * ? [..] {a,b}",
+        },
+        Param {
+            name: "file_type",
+            kind: Kind::FileType,
+            default: Some("all"),
+            help: "which entries: all, file or directory",
+        },
+        MAX_DEPTH,
+    ],
+    example: ". '*.rs' file",
+    flags: &[
+        Flag {
+            names: &["-name"],
+            effect: Effect::Takes("pattern"),
+        },
+        Flag {
+            names: &["-iname"],
+            effect: Effect::Never("PATTERN is matched with case; give the case you want"),
+        },
+        Flag {
+            names: &["-type"],
+            effect: Effect::Takes("file_type"),
+        },
+        Flag {
+            names: &["-maxdepth"],
+            effect: Effect::Takes("max_depth"),
+        },
+        Flag {
+            names: &["-print"],
+            effect: Effect::Always,
+        },
+        Flag {
+            names: &[
+                "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
+                "-fls",
+            ],
+            effect: Effect::Never("readbox never runs programs or writes files"),
+        },
+        Flag {
+            names: &["-L", "-follow"],
+            effect: Effect::Never("walks never follow symlinks"),
+        },
+    ],
+    on_truncate: Outcome::Success,
+    run,
+};
+
+/// Compiles a name glob (find's PATTERN, grep's FILE_PATTERN) as globset does, with case.
+///
+/// # Errors
+/// `usage:` when the glob does not compile.
+pub fn name_glob(param: &str, pattern: &[u8]) -> Result<GlobMatcher, Error> {
+    let text = String::from_utf8_lossy(pattern);
+    GlobBuilder::new(&text)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| {
+            Error::Usage(format!(
+                "{param}: '{}' is not a valid glob: {}",
+                shown(pattern),
+                e.kind()
+            ))
+        })
+}
+
+fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
+    let path = shown(args.bytes(0));
+    let glob = name_glob("PATTERN", args.bytes(1))?;
+    let file_type = args.file_type(2);
+    let max_depth = args.int(3) as usize;
+    let node = ctx.gate.resolve(args.bytes(0))?;
+    if node.kind() != K::Directory {
+        return Err(Error::NotADirectory(path).into());
+    }
+    let ignores = if ctx.policy.respect_ignore_files {
+        Ignores::Respect
+    } else {
+        Ignores::Off
+    };
+    let prefix = display_prefix(args.bytes(0));
+    let mut visit = |e: &Entry<'_>| -> Result<(), Stop> {
+        let kind = e.node.kind();
+        let wanted = match file_type {
+            FileType::All => true,
+            FileType::File => kind == K::File,
+            FileType::Directory => kind == K::Directory,
+        };
+        if wanted && glob.is_match(std::path::Path::new(e.node.name())) {
+            ctx.out.push(e.display)?;
+            ctx.out
+                .push(if kind == K::Directory { b"/\n" } else { b"\n" })?;
+        }
+        Ok(())
+    };
+    walk(ctx, &node, &path, &prefix, max_depth, ignores, &mut visit)?;
+    Ok(Outcome::Success)
+}

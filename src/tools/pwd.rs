@@ -1,0 +1,26 @@
+//! `pwd`: the working directory, with a newline (SPEC §7).
+
+use std::os::unix::ffi::OsStrExt;
+
+use super::{Args, Ctx, Effect, Flag, Outcome, Tool};
+use crate::envelope::Stop;
+
+/// The registry entry.
+pub const TOOL: Tool = Tool {
+    name: "pwd",
+    summary: "print the working directory",
+    params: &[],
+    example: "",
+    flags: &[Flag {
+        names: &["-P", "-L", "--physical", "--logical"],
+        effect: Effect::Always,
+    }],
+    on_truncate: Outcome::Success,
+    run,
+};
+
+fn run(ctx: &Ctx<'_>, _args: &Args) -> Result<Outcome, Stop> {
+    ctx.out.push(ctx.gate.workdir().as_os_str().as_bytes())?;
+    ctx.out.push(b"\n")?;
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,273 @@
+//! The one directory walker of ls, find and grep (SPEC §6, §7).
+//!
+//! Depth-first, siblings in byte order of their names, a directory's entries right after it. It
+//! never follows a symlink, never descends into an excluded directory, leaves out FIFOs, sockets
+//! and devices, skips what it may not read, and charges every entry a directory read returns
+//! against `max_entries`. Every child is reached through [`Gate::child`], relative to its parent's
+//! handle, so no path string is ever re-opened.
+//!
+//! In recursive walks (find, grep) it also skips `.git`, `.hg`, `.svn` and what `.gitignore`,
+//! `.ignore` and `.git/info/exclude` files beneath the root ignore, with git's semantics (the
+//! `ignore` crate's matcher, as ripgrep and fd use it), with ripgrep's precedence: `.ignore` over
+//! `.gitignore` over `.git/info/exclude`, deeper over shallower.
+
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use crate::envelope::Stop;
+use crate::error::Error;
+use crate::resolve::{Gate, Kind, Node};
+use crate::tools::Ctx;
+
+/// Version-control metadata that recursive walks skip.
+pub const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn"];
+
+/// The largest ignore file read; the rest of a larger one is left out.
+const MAX_IGNORE_FILE: u64 = 1 << 20;
+
+/// Reads the entries of the directory `dir`, charging each against `max_entries`, and returns the
+/// ones a walk may show, sorted by name bytes: excluded entries, entries that cannot be examined
+/// and special files (FIFOs, sockets, devices) are left out.
+///
+/// # Errors
+/// `limit:` past `max_entries` (nothing of this directory is returned then), `io:` when the
+/// directory cannot be read, `not a directory:`.
+pub fn list(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Node>, Error> {
+    let entries = ctx.gate.open_dir(dir, shown)?;
+    let mut names: Vec<OsString> = Vec::new();
+    for entry in entries {
+        let entry = entry
+            .map_err(|e| Error::io(shown, &std::io::Error::from_raw_os_error(e.raw_os_error())))?;
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        ctx.budget.charge_entry()?;
+        names.push(OsStr::from_bytes(name).to_os_string());
+    }
+    names.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    let mut nodes = Vec::with_capacity(names.len());
+    for name in names {
+        if let Some(n) = ctx.gate.child(dir, &name)
+            && matches!(n.kind(), Kind::File | Kind::Directory | Kind::Symlink)
+        {
+            nodes.push(n);
+        }
+    }
+    Ok(nodes)
+}
+
+/// One entry met by [`walk`].
+pub struct Entry<'a> {
+    /// The entry, opened without following it.
+    pub node: &'a Node,
+    /// 1 for the start directory's children.
+    pub depth: usize,
+    /// The path to print: the caller's PATH joined with the entry's path below it (no trailing
+    /// `/`).
+    pub display: &'a [u8],
+}
+
+/// How a walk treats ignore files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ignores {
+    /// Skip VCS metadata and what ignore files beneath the root ignore.
+    Respect,
+    /// Walk everything that is not excluded.
+    Off,
+}
+
+/// The matchers of one directory level.
+#[derive(Default)]
+struct Level {
+    ignore: Option<Gitignore>,
+    gitignore: Option<Gitignore>,
+    git_exclude: Option<Gitignore>,
+}
+
+/// Walks below `start` (a directory) to `max_depth`, calling `visit` for every entry in order.
+/// `prefix` is the caller's PATH as it should start printed paths (empty for `.`).
+///
+/// # Errors
+/// What `list` returns for the start directory, and what `visit` returns; unreadable directories
+/// below the start are skipped.
+pub fn walk(
+    ctx: &Ctx<'_>,
+    start: &Node,
+    shown: &str,
+    prefix: &[u8],
+    max_depth: usize,
+    ignores: Ignores,
+    visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
+) -> Result<(), Stop> {
+    if max_depth == 0 {
+        // Nothing to list, but the start must still be a readable directory.
+        ctx.gate.open_dir(start, shown)?;
+        return Ok(());
+    }
+    let mut levels: Vec<Level> = Vec::new();
+    if ignores == Ignores::Respect {
+        for dir in ctx.gate.ancestors(start) {
+            levels.push(load_level(ctx.gate, &dir));
+        }
+    }
+    let children = list(ctx, start, shown)?;
+    let mut display = prefix.to_vec();
+    descend(
+        ctx,
+        start,
+        children,
+        1,
+        max_depth,
+        ignores,
+        &mut levels,
+        &mut display,
+        visit,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn descend(
+    ctx: &Ctx<'_>,
+    dir: &Node,
+    children: Vec<Node>,
+    depth: usize,
+    max_depth: usize,
+    ignores: Ignores,
+    levels: &mut Vec<Level>,
+    display: &mut Vec<u8>,
+    visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
+) -> Result<(), Stop> {
+    if ignores == Ignores::Respect {
+        levels.push(load_level(ctx.gate, dir));
+    }
+    let base_len = display.len();
+    for child in children {
+        let is_dir = child.kind() == Kind::Directory;
+        if ignores == Ignores::Respect && is_ignored(levels, &child, is_dir) {
+            continue;
+        }
+        if !display.is_empty() && !display.ends_with(b"/") {
+            display.push(b'/');
+        }
+        display.extend_from_slice(child.name().as_bytes());
+        visit(&Entry {
+            node: &child,
+            depth,
+            display,
+        })?;
+        if is_dir && depth < max_depth {
+            // An unreadable directory met while walking is skipped (SPEC §9).
+            match list(ctx, &child, "") {
+                Ok(grandchildren) => {
+                    descend(
+                        ctx,
+                        &child,
+                        grandchildren,
+                        depth + 1,
+                        max_depth,
+                        ignores,
+                        levels,
+                        display,
+                        visit,
+                    )?;
+                }
+                Err(e @ Error::Limit(_)) => return Err(e.into()),
+                Err(_) => {}
+            }
+        }
+        display.truncate(base_len);
+    }
+    if ignores == Ignores::Respect {
+        levels.pop();
+    }
+    Ok(())
+}
+
+/// Whether `node` is ignored: VCS metadata, or matched by the ignore files of the levels (the
+/// last level is its own directory).
+fn is_ignored(levels: &[Level], node: &Node, is_dir: bool) -> bool {
+    if let Some(name) = node.name().to_str()
+        && VCS_DIRS.contains(&name)
+    {
+        return true;
+    }
+    let path = match_path(node.rel());
+    let decide = |pick: fn(&Level) -> Option<&Gitignore>| -> Option<bool> {
+        levels
+            .iter()
+            .rev()
+            .find_map(|l| match pick(l)?.matched(&path, is_dir) {
+                Match::None => None,
+                Match::Ignore(_) => Some(true),
+                Match::Whitelist(_) => Some(false),
+            })
+    };
+    decide(|l| l.ignore.as_ref())
+        .or_else(|| decide(|l| l.gitignore.as_ref()))
+        .or_else(|| decide(|l| l.git_exclude.as_ref()))
+        .unwrap_or(false)
+}
+
+/// Ignore matchers work on paths; ours are root-relative, under a fixed stand-in for the root.
+fn match_path(rel: &Path) -> PathBuf {
+    Path::new("/").join(rel)
+}
+
+/// The ignore files of directory `dir`, read through the gate (never outside the roots, never
+/// through a symlink, not charged against the read budget).
+fn load_level(gate: &Gate, dir: &Node) -> Level {
+    let root = match_path(dir.rel());
+    let read = |names: &[&str]| -> Option<Gitignore> {
+        let mut node = dir.clone();
+        for name in names {
+            node = gate.child(&node, OsStr::new(name))?;
+        }
+        let file = gate.open_read(&node, "").ok()?;
+        let mut text = Vec::new();
+        file.take(MAX_IGNORE_FILE).read_to_end(&mut text).ok()?;
+        let mut b = GitignoreBuilder::new(&root);
+        for line in String::from_utf8_lossy(&text).lines() {
+            let _ = b.add_line(None, line);
+        }
+        b.build().ok().filter(|g| !g.is_empty())
+    };
+    Level {
+        ignore: read(&[".ignore"]),
+        gitignore: read(&[".gitignore"]),
+        git_exclude: read(&[".git", "info", "exclude"]),
+    }
+}
+
+/// The caller's PATH as the start of printed paths (SPEC §7, as ripgrep and fd): `.` prints
+/// nothing, trailing slashes are dropped (`./src/` prints `./src/a.rs`, `./` prints `./a.rs`),
+/// `/` stays `/`.
+pub fn display_prefix(path: &[u8]) -> Vec<u8> {
+    if path == b"." {
+        return Vec::new();
+    }
+    let mut p = path;
+    while p.len() > 1 && p.ends_with(b"/") {
+        p = &p[..p.len() - 1];
+    }
+    p.to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_follow_ripgrep_and_fd() {
+        assert_eq!(display_prefix(b"."), b"");
+        assert_eq!(display_prefix(b"./"), b".");
+        assert_eq!(display_prefix(b"./src/"), b"./src");
+        assert_eq!(display_prefix(b"sub//"), b"sub");
+        assert_eq!(display_prefix(b"/"), b"/");
+    }
+}
