@@ -1,0 +1,6 @@
+//! Integration tests through the real binary. Each module groups the tests of one part of the
+//! contract; `support` builds a fresh sandbox per test and checks the envelope on every call.
+
+mod support;
+
+mod smoke;

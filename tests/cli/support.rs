@@ -1,0 +1,331 @@
+//! The test environment: a fresh sandbox per test and a runner that calls the real binary, both
+//! as `readbox TOOL` and through a symlink named TOOL, and checks the envelope's invariants on
+//! every call.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// The canary planted outside the root; it must never appear in any answer.
+pub const OUTSIDE_CANARY: &str = "CANARY-OUTSIDE-7f3a";
+
+/// A fresh sandbox: `root/` (the working directory and default root), `outside/` (with a canary),
+/// `bin/` (links to the binary), `cfg/` (config files).
+pub struct TestEnv {
+    dir: tempfile::TempDir,
+    vars: Vec<(String, String)>,
+    cwd: PathBuf,
+}
+
+/// One finished call.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub status: i32,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// json format only.
+    pub output: String,
+    pub error: Option<String>,
+    pub truncated: bool,
+    pub shown: String,
+}
+
+impl TestEnv {
+    pub fn new() -> TestEnv {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for d in ["root", "outside", "bin", "cfg"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        std::fs::write(
+            dir.path().join("outside/secret.txt"),
+            format!("{OUTSIDE_CANARY}\n"),
+        )
+        .unwrap();
+        let cwd = dir.path().join("root");
+        TestEnv {
+            dir,
+            vars: Vec::new(),
+            cwd,
+        }
+    }
+
+    /// The sandbox's top folder (holds root/ and outside/).
+    pub fn base(&self) -> PathBuf {
+        self.dir.path().canonicalize().unwrap()
+    }
+
+    /// The canonical root.
+    pub fn root(&self) -> PathBuf {
+        self.base().join("root")
+    }
+
+    /// The canonical `outside/`.
+    pub fn outside(&self) -> PathBuf {
+        self.base().join("outside")
+    }
+
+    /// Absolute path of `rel` beneath root/ (or `rel` itself when absolute).
+    pub fn p(&self, rel: &str) -> PathBuf {
+        let rel = Path::new(rel);
+        if rel.is_absolute() { rel.to_path_buf() } else { self.root().join(rel) }
+    }
+
+    /// Sets a variable for every later call of this environment.
+    pub fn var(&mut self, k: &str, v: &str) -> &mut Self {
+        self.vars.push((k.to_string(), v.to_string()));
+        self
+    }
+
+    /// Runs later calls in `rel` (beneath root/, or absolute).
+    pub fn cd(&mut self, rel: &str) -> &mut Self {
+        self.cwd = self.p(rel);
+        self
+    }
+
+    pub fn write(&self, rel: &str, data: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.p(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, data).unwrap();
+        p
+    }
+
+    pub fn mkdir(&self, rel: &str) -> PathBuf {
+        let p = self.p(rel);
+        std::fs::create_dir_all(&p).unwrap();
+        p
+    }
+
+    pub fn symlink(&self, rel: &str, target: impl AsRef<Path>) -> PathBuf {
+        let p = self.p(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(target, &p).unwrap();
+        p
+    }
+
+    pub fn fifo(&self, rel: &str) -> PathBuf {
+        let p = self.p(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &p,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        p
+    }
+
+    /// Writes a config file into cfg/ and returns its path.
+    pub fn config(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.base().join("cfg").join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    /// Plants a canary file at `rel` (for excluded paths) and returns its text.
+    pub fn secret(&self, rel: &str) -> String {
+        let text = format!("CANARY-SECRET-{}", rel.replace('/', "_"));
+        self.write(rel, format!("{text}\n"));
+        text
+    }
+
+    fn binary() -> PathBuf {
+        PathBuf::from(env!("CARGO_BIN_EXE_readbox"))
+    }
+
+    /// A symlink named `name` in bin/ that points at the binary.
+    pub fn tool_link(&self, name: &str) -> PathBuf {
+        let link = self.base().join("bin").join(name);
+        if std::fs::symlink_metadata(&link).is_err() {
+            std::os::unix::fs::symlink(Self::binary(), &link).unwrap();
+        }
+        link
+    }
+
+    fn command(&self, program: &Path) -> Command {
+        let mut c = Command::new(program);
+        c.env_clear();
+        c.env("PATH", "/usr/bin:/bin");
+        c.env("LANG", "C.UTF-8");
+        for (k, v) in &self.vars {
+            c.env(k, v);
+        }
+        c.current_dir(&self.cwd);
+        c.stdin(std::process::Stdio::null());
+        c
+    }
+
+    /// `readbox WORDS...` (meta commands and multicall form).
+    pub fn readbox<S: AsRef<OsStr>>(&self, words: &[S]) -> Answer {
+        let mut c = self.command(&Self::binary());
+        c.args(words);
+        self.finish(c, words)
+    }
+
+    /// `readbox TOOL ARGS...`.
+    pub fn run<S: AsRef<OsStr>>(&self, tool: &str, args: &[S]) -> Answer {
+        let mut words: Vec<&OsStr> = vec![OsStr::new(tool)];
+        words.extend(args.iter().map(AsRef::as_ref));
+        self.readbox(&words)
+    }
+
+    /// `TOOL ARGS...` through a symlink named TOOL.
+    pub fn run_link<S: AsRef<OsStr>>(&self, tool: &str, args: &[S]) -> Answer {
+        let mut c = self.command(&self.tool_link(tool));
+        c.args(args);
+        self.finish(c, args)
+    }
+
+    /// Runs the call both ways, asserts that they answer alike, and returns the answer.
+    pub fn both<S: AsRef<OsStr>>(&self, tool: &str, args: &[S]) -> Answer {
+        let a = self.run(tool, args);
+        let b = self.run_link(tool, args);
+        assert_eq!(
+            (a.status, &a.stdout),
+            (b.status, &b.stdout),
+            "`readbox {tool}` and a link named {tool} answer differently for {}",
+            a.shown
+        );
+        a
+    }
+
+    fn finish<S: AsRef<OsStr>>(&self, mut c: Command, words: &[S]) -> Answer {
+        let shown = words
+            .iter()
+            .map(|w| String::from_utf8_lossy(w.as_ref().as_bytes()).into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let out = c.output().expect("run readbox");
+        let status = out.status.code().expect("readbox exited by a signal");
+        let mut a = Answer {
+            status,
+            stdout: out.stdout,
+            stderr: out.stderr,
+            output: String::new(),
+            error: None,
+            truncated: false,
+            shown,
+        };
+        a.check_invariants(self);
+        a
+    }
+}
+
+impl Answer {
+    fn text_mode(&self) -> bool {
+        !self.stdout.starts_with(b"{\"output\":")
+    }
+
+    fn check_invariants(&mut self, env: &TestEnv) {
+        assert!(
+            [0, 1, 2, 127].contains(&self.status),
+            "exit status {} for {}",
+            self.status,
+            self.shown
+        );
+        let stderr = String::from_utf8_lossy(&self.stderr);
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
+            "panic on stderr for {}: {stderr}",
+            self.shown
+        );
+        let all = [self.stdout.as_slice(), self.stderr.as_slice()].concat();
+        let all = String::from_utf8_lossy(&all);
+        assert!(!all.contains(OUTSIDE_CANARY), "the outside canary leaked: {}", self.shown);
+        assert!(!all.contains("CANARY-SECRET"), "an excluded canary leaked: {}", self.shown);
+        let _ = env;
+        if self.text_mode() && env.vars.iter().any(|(k, v)| k == "READBOX_FORMAT" && v == "text") {
+            return;
+        }
+        let line = std::str::from_utf8(&self.stdout)
+            .unwrap_or_else(|_| panic!("stdout is not UTF-8 for {}", self.shown));
+        let body = line.strip_suffix('\n').expect("the envelope ends with a newline");
+        assert!(!body.contains('\n'), "more than one line for {}", self.shown);
+        for c in body.chars() {
+            assert!(
+                !matches!(c, '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'),
+                "raw control {c:?} in the envelope of {}",
+                self.shown
+            );
+        }
+        let v: serde_json::Map<String, Value> = serde_json::from_str(body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}) for {}: {body}", self.shown));
+        let keys: Vec<&str> = v.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["output", "error", "truncated"], "envelope keys");
+        self.output = v["output"].as_str().expect("output is a string").to_string();
+        self.error = match &v["error"] {
+            Value::Null => None,
+            Value::String(s) => Some(s.clone()),
+            other => panic!("error is {other:?}"),
+        };
+        self.truncated = v["truncated"].as_bool().expect("truncated is a boolean");
+        assert_eq!(
+            self.error.is_none(),
+            self.status == 0 || self.status == 1,
+            "exit status {} does not fit error {:?} for {}",
+            self.status,
+            self.error,
+            self.shown
+        );
+    }
+
+    /// Success with exactly `output` and exit 0.
+    #[track_caller]
+    pub fn ok(&self, output: &str) -> &Self {
+        self.ok_status(output, 0)
+    }
+
+    /// Success with exactly `output` and exit `status` (0 or 1).
+    #[track_caller]
+    pub fn ok_status(&self, output: &str, status: i32) -> &Self {
+        assert_eq!(self.error, None, "unexpected error for {}", self.shown);
+        assert_eq!(self.output, output, "output of {}", self.shown);
+        assert_eq!(self.status, status, "exit status of {}", self.shown);
+        self
+    }
+
+    /// A negative answer: empty output, no error, exit 1.
+    #[track_caller]
+    pub fn no_match(&self) -> &Self {
+        self.ok_status("", 1)
+    }
+
+    /// An error of class `class` (`not found`, `denied`, ...) that contains `needle`, exit 2.
+    #[track_caller]
+    pub fn fails(&self, class: &str, needle: &str) -> &Self {
+        let e = self
+            .error
+            .as_deref()
+            .unwrap_or_else(|| panic!("expected a '{class}:' error for {}, got output {:?}", self.shown, self.output));
+        assert!(e.starts_with(&format!("{class}: ")), "error class of {}: {e}", self.shown);
+        assert!(e.contains(needle), "error of {} should contain {needle:?}: {e}", self.shown);
+        assert!(!e.contains('\n'), "error of {} is not one line", self.shown);
+        if self.status != 127 {
+            assert_eq!(self.status, 2, "exit status of {}", self.shown);
+        }
+        self
+    }
+
+    /// The uniform denial: exactly `denied: PATH`, no output.
+    #[track_caller]
+    pub fn denied(&self, path: &str) -> &Self {
+        assert_eq!(self.error.as_deref(), Some(format!("denied: {path}").as_str()), "for {}", self.shown);
+        assert_eq!(self.output, "", "output of a denial for {}", self.shown);
+        assert_eq!(self.status, 2);
+        self
+    }
+
+    /// The output as lines.
+    pub fn lines(&self) -> Vec<&str> {
+        self.output.lines().collect()
+    }
+
+    /// The output parsed as one JSON document.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.output).unwrap_or_else(|e| panic!("output of {} is not JSON ({e}): {}", self.shown, self.output))
+    }
+}
