@@ -22,6 +22,7 @@
 //! - [`tools`]: the registry and one module per tool.
 //! - [`meta`]: `help`, `version`, `list`, `policy`, `schema`, `install`.
 //! - [`audit`]: the audit log.
+//! - [`sandbox`]: Landlock self-restriction, a second wall behind the gate.
 
 pub mod args;
 pub mod audit;
@@ -33,10 +34,12 @@ pub mod meta;
 pub mod policy;
 pub mod read;
 pub mod resolve;
+pub mod sandbox;
 pub mod tools;
 pub mod walk;
 
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -47,7 +50,8 @@ use error::Error;
 use limits::{Budget, Deadline};
 use policy::Policy;
 use resolve::{Excludes, Gate};
-use tools::{Args, Ctx, Outcome, Tool};
+use sandbox::Enforcement;
+use tools::{Ctx, Outcome, Tool};
 
 /// Exit status of a success.
 pub const EXIT_SUCCESS: i32 = 0;
@@ -118,7 +122,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Invocation::Unknown(name) => {
             let e = Error::Usage(format!(
                 "unknown tool '{}'; tools: {}",
-                error::shown(std::os::unix::ffi::OsStrExt::as_bytes(name.as_os_str())),
+                error::shown(name.as_bytes()),
                 tools::NAMES.join(" ")
             ));
             return answer_now(early, "readbox", "", Some(e), EXIT_UNKNOWN);
@@ -152,37 +156,37 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         answered: AtomicBool::new(false),
     });
     let _ = CURRENT.set(call.clone());
-    let watched = call.clone();
-    Deadline::new(start, policy.timeout).watch(move |err| {
-        if let Some(status) = watched.answer(Some(err), EXIT_ERROR) {
-            std::process::exit(status);
+    let (error, status) = match open_gate(&policy) {
+        Err(e) => (Some(e), EXIT_ERROR),
+        Ok(gate) => {
+            // Landlock before any other thread exists: threads started later inherit it.
+            let enforcement = if meta == Some(Meta::Install) {
+                Enforcement::None("install makes links, so it runs unrestricted".into())
+            } else {
+                sandbox::restrict(&gate.root_handles())
+            };
+            if policy.require_sandbox && matches!(enforcement, Enforcement::None(_)) {
+                let e = Error::Config(format!(
+                    "sandbox: \"require\" is set, but Landlock is {}",
+                    enforcement.describe()
+                ));
+                (Some(e), EXIT_ERROR)
+            } else {
+                let watched = call.clone();
+                Deadline::new(start, policy.timeout).watch(move |err| {
+                    if let Some(status) = watched.answer(Some(err), EXIT_ERROR) {
+                        std::process::exit(status);
+                    }
+                });
+                let env = Env {
+                    policy: &policy,
+                    gate: &gate,
+                    out: &call.out,
+                    enforcement: &enforcement,
+                };
+                env.dispatch(tool, meta, &words)
+            }
         }
-    });
-
-    let (error, status) = match (tool, meta) {
-        (Some(tool), _) => run_tool(&policy, &call.out, tool, Words::Positional(&words)),
-        (None, Some(Meta::Call)) => match words.as_slice() {
-            [name, json] => match name.to_str().and_then(tools::by_name) {
-                Some(tool) => run_tool(&policy, &call.out, tool, Words::Json(json)),
-                None => (
-                    Some(Error::Usage(format!(
-                        "call: unknown tool '{}'; tools: {}",
-                        name.to_string_lossy(),
-                        tools::NAMES.join(" ")
-                    ))),
-                    EXIT_UNKNOWN,
-                ),
-            },
-            _ => (
-                Some(Error::Usage("usage: readbox call TOOL JSON".into())),
-                EXIT_ERROR,
-            ),
-        },
-        (None, Some(m)) => match meta::run(m, &words, &policy, &call.out) {
-            Ok(()) | Err(Stop::Truncated) => (None, EXIT_SUCCESS),
-            Err(Stop::Error(e)) => (Some(e), EXIT_ERROR),
-        },
-        (None, None) => unreachable!("an invocation is a tool or a meta command"),
     };
     call.answer(error, status).unwrap_or_else(|| {
         // The watchdog answered first and is ending the process.
@@ -197,57 +201,92 @@ enum Words<'a> {
     Json(&'a OsString),
 }
 
-/// Runs `tool` under `policy`: the disabled check, the arguments, the gate, then the tool.
-fn run_tool(
-    policy: &Policy,
-    out: &Output,
-    tool: &'static Tool,
-    words: Words<'_>,
-) -> (Option<Error>, i32) {
-    if !policy.tools.contains(&tool.name) {
-        return (
-            Some(Error::Disabled(format!("{} is not enabled", tool.name))),
-            EXIT_ERROR,
-        );
-    }
-    let parsed: Result<Args, Error> = match words {
-        Words::Positional(w) => args::parse(tool, w),
-        Words::Json(j) => {
-            args::parse_json(tool, std::os::unix::ffi::OsStrExt::as_bytes(j.as_os_str()))
+/// The gate of `policy`: its roots opened, its excludes compiled.
+fn open_gate(policy: &Policy) -> Result<Gate, Error> {
+    let excludes = Excludes::new(&policy.excludes)
+        .map_err(|(p, why)| Error::Config(format!("exclude_patterns: '{p}': {why}")))?;
+    let options = resolve::Options {
+        deny_hardlinks: policy.deny_hardlinks,
+        cross_mounts: policy.cross_mounts,
+    };
+    Gate::new(&policy.roots, excludes, policy.workdir.clone(), options)
+}
+
+/// What a tool or meta command runs with, once the policy is loaded and the gate is open.
+struct Env<'a> {
+    policy: &'a Policy,
+    gate: &'a Gate,
+    out: &'a Output,
+    enforcement: &'a Enforcement,
+}
+
+impl Env<'_> {
+    /// Runs the tool or meta command; returns the error and the exit status.
+    fn dispatch(
+        &self,
+        tool: Option<&'static Tool>,
+        meta: Option<Meta>,
+        words: &[OsString],
+    ) -> (Option<Error>, i32) {
+        match (tool, meta) {
+            (Some(tool), _) => self.run_tool(tool, Words::Positional(words)),
+            (None, Some(Meta::Call)) => match words {
+                [name, json] => match name.to_str().and_then(tools::by_name) {
+                    Some(tool) => self.run_tool(tool, Words::Json(json)),
+                    None => (
+                        Some(Error::Usage(format!(
+                            "call: unknown tool '{}'; tools: {}",
+                            name.to_string_lossy(),
+                            tools::NAMES.join(" ")
+                        ))),
+                        EXIT_UNKNOWN,
+                    ),
+                },
+                _ => (
+                    Some(Error::Usage("usage: readbox call TOOL JSON".into())),
+                    EXIT_ERROR,
+                ),
+            },
+            (None, Some(m)) => match meta::run(m, words, self.policy, self.out, self.enforcement) {
+                Ok(()) | Err(Stop::Truncated) => (None, EXIT_SUCCESS),
+                Err(Stop::Error(e)) => (Some(e), EXIT_ERROR),
+            },
+            (None, None) => unreachable!("an invocation is a tool or a meta command"),
         }
-    };
-    let args = match parsed {
-        Ok(a) => a,
-        Err(e) => return (Some(e), EXIT_ERROR),
-    };
-    let excludes = match Excludes::new(&policy.excludes) {
-        Ok(x) => x,
-        Err((p, why)) => {
+    }
+
+    /// Runs `tool`: the disabled check, the arguments, then the tool itself.
+    fn run_tool(&self, tool: &'static Tool, words: Words<'_>) -> (Option<Error>, i32) {
+        if !self.policy.tools.contains(&tool.name) {
             return (
-                Some(Error::Config(format!("exclude_patterns: '{p}': {why}"))),
+                Some(Error::Disabled(format!("{} is not enabled", tool.name))),
                 EXIT_ERROR,
             );
         }
-    };
-    let gate = match Gate::new(&policy.roots, excludes, policy.workdir.clone()) {
-        Ok(g) => g,
-        Err(e) => return (Some(e), EXIT_ERROR),
-    };
-    let budget = Budget::new(policy.max_read_bytes, policy.max_entries);
-    let ctx = Ctx {
-        policy,
-        gate: &gate,
-        out,
-        budget: &budget,
-    };
-    let status = |o: Outcome| match o {
-        Outcome::Success => EXIT_SUCCESS,
-        Outcome::Negative => EXIT_NEGATIVE,
-    };
-    match (tool.run)(&ctx, &args) {
-        Ok(o) => (None, status(o)),
-        Err(Stop::Truncated) => (None, status(tool.on_truncate)),
-        Err(Stop::Error(e)) => (Some(e), EXIT_ERROR),
+        let parsed = match words {
+            Words::Positional(w) => args::parse(tool, w),
+            Words::Json(j) => args::parse_json(tool, j.as_bytes()),
+        };
+        let args = match parsed {
+            Ok(a) => a,
+            Err(e) => return (Some(e), EXIT_ERROR),
+        };
+        let budget = Budget::new(self.policy.max_read_bytes, self.policy.max_entries);
+        let ctx = Ctx {
+            policy: self.policy,
+            gate: self.gate,
+            out: self.out,
+            budget: &budget,
+        };
+        let status = |o: Outcome| match o {
+            Outcome::Success => EXIT_SUCCESS,
+            Outcome::Negative => EXIT_NEGATIVE,
+        };
+        match (tool.run)(&ctx, &args) {
+            Ok(o) => (None, status(o)),
+            Err(Stop::Truncated) => (None, status(tool.on_truncate)),
+            Err(Stop::Error(e)) => (Some(e), EXIT_ERROR),
+        }
     }
 }
 

@@ -12,6 +12,7 @@ use crate::dispatch::Meta;
 use crate::envelope::{Output, Stop, json_document};
 use crate::error::{Error, shown};
 use crate::policy::Policy;
+use crate::sandbox::Enforcement;
 use crate::tools::{self, Kind, Tool};
 
 /// The version line: `readbox X.Y.Z`.
@@ -120,7 +121,13 @@ fn description(t: &Tool) -> String {
 ///
 /// # Errors
 /// `usage:` for wrong words, `io:` for `install` names that exist already, or truncation.
-pub fn run(m: Meta, words: &[OsString], policy: &Policy, out: &Output) -> Result<(), Stop> {
+pub fn run(
+    m: Meta,
+    words: &[OsString],
+    policy: &Policy,
+    out: &Output,
+    enforcement: &Enforcement,
+) -> Result<(), Stop> {
     let no_words = |name: &str| {
         if words.is_empty() {
             Ok(())
@@ -159,7 +166,7 @@ pub fn run(m: Meta, words: &[OsString], policy: &Policy, out: &Output) -> Result
         }
         Meta::Policy => {
             no_words("policy")?;
-            let doc = policy.to_json(json!({ "landlock": "not enforced" }));
+            let doc = policy.to_json(json!({ "landlock": enforcement.describe() }));
             out.push_str(&json_document(&doc))?;
             out.push_str("\n")
         }

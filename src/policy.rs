@@ -52,6 +52,14 @@ pub struct Policy {
     pub audit_log: Option<PathBuf>,
     /// Whether a config file locked the policy.
     pub lock: bool,
+    /// `hardlinks = "deny"`: refuse regular files with more than one link. Defaults to deny when
+    /// a lock is in force, else allow.
+    pub deny_hardlinks: bool,
+    /// `cross_mounts`: follow paths onto filesystems mounted beneath a root (default false).
+    pub cross_mounts: bool,
+    /// `sandbox = "require"`: a kernel without Landlock is a `config:` error (default
+    /// `"best-effort"`).
+    pub require_sandbox: bool,
     /// For each setting (config key), where its value came from: `default`, a file, or
     /// `env READBOX_X`.
     pub sources: BTreeMap<&'static str, String>,
@@ -100,6 +108,9 @@ struct Layer {
     respect_ignore_files: Option<bool>,
     audit_log: Option<PathBuf>,
     lock: Option<bool>,
+    deny_hardlinks: Option<bool>,
+    cross_mounts: Option<bool>,
+    require_sandbox: Option<bool>,
 }
 
 /// Where a layer came from, for error messages and `readbox policy`.
@@ -144,7 +155,28 @@ const SETTINGS: &[(&str, &str)] = &[
     ("respect_ignore_files", "READBOX_RESPECT_IGNORE_FILES"),
     ("audit_log", ""),
     ("lock", ""),
+    ("hardlinks", "READBOX_HARDLINKS"),
+    ("cross_mounts", "READBOX_CROSS_MOUNTS"),
+    ("sandbox", "READBOX_SANDBOX"),
 ];
+
+/// Parses `hardlinks`: `allow` or `deny`; returns whether to deny.
+fn parse_hardlinks(s: &str) -> Option<bool> {
+    match s {
+        "allow" => Some(false),
+        "deny" => Some(true),
+        _ => None,
+    }
+}
+
+/// Parses `sandbox`: `best-effort` or `require`; returns whether it is required.
+fn parse_sandbox(s: &str) -> Option<bool> {
+    match s {
+        "best-effort" => Some(false),
+        "require" => Some(true),
+        _ => None,
+    }
+}
 
 fn var_of(key: &str) -> &'static str {
     SETTINGS
@@ -305,6 +337,17 @@ fn parse_file(path: &Path, is_system: bool) -> Result<Option<Layer>> {
                 layer.audit_log = Some(p);
             }
             "lock" => layer.lock = Some(boolean()?),
+            "hardlinks" => {
+                layer.deny_hardlinks =
+                    Some(parse_hardlinks(&string()?).ok_or_else(|| bad("\"allow\" or \"deny\""))?);
+            }
+            "cross_mounts" => layer.cross_mounts = Some(boolean()?),
+            "sandbox" => {
+                layer.require_sandbox = Some(
+                    parse_sandbox(&string()?)
+                        .ok_or_else(|| bad("\"best-effort\" or \"require\""))?,
+                );
+            }
             other => {
                 return Err(origin.error(other, "", "unknown setting"));
             }
@@ -392,6 +435,20 @@ fn parse_env(vars: &BTreeMap<String, OsString>) -> Result<Layer> {
             parse_bool(&v).ok_or_else(|| bad("READBOX_RESPECT_IGNORE_FILES", &v, "a boolean"))?,
         );
     }
+    if let Some(v) = nonempty("READBOX_HARDLINKS")? {
+        layer.deny_hardlinks =
+            Some(parse_hardlinks(&v).ok_or_else(|| bad("READBOX_HARDLINKS", &v, "allow or deny"))?);
+    }
+    if let Some(v) = nonempty("READBOX_CROSS_MOUNTS")? {
+        layer.cross_mounts =
+            Some(parse_bool(&v).ok_or_else(|| bad("READBOX_CROSS_MOUNTS", &v, "a boolean"))?);
+    }
+    if let Some(v) = nonempty("READBOX_SANDBOX")? {
+        layer.require_sandbox = Some(
+            parse_sandbox(&v)
+                .ok_or_else(|| bad("READBOX_SANDBOX", &v, "best-effort or require"))?,
+        );
+    }
     Ok(layer)
 }
 
@@ -423,6 +480,9 @@ struct Bounds {
     max_read_bytes: u64,
     max_entries: u64,
     audit_log: Option<PathBuf>,
+    deny_hardlinks: Option<bool>,
+    cross_mounts: bool,
+    require_sandbox: bool,
 }
 
 impl Policy {
@@ -454,12 +514,16 @@ impl Policy {
             respect_ignore_files: true,
             audit_log: None,
             lock: false,
+            deny_hardlinks: false,
+            cross_mounts: false,
+            require_sandbox: false,
             sources: SETTINGS
                 .iter()
                 .map(|(k, _)| (*k, "default".to_string()))
                 .collect(),
         };
         let mut explicit_workdir: Option<PathBuf> = None;
+        let mut explicit_hardlinks: Option<bool> = None;
         let mut explicit_roots: Option<Vec<PathBuf>> = None;
         let mut bounds: Option<Bounds> = None;
 
@@ -604,6 +668,49 @@ impl Policy {
                 p.audit_log = Some(a.clone());
                 p.sources.insert("audit_log", o.source(""));
             }
+            if let Some(deny) = layer.deny_hardlinks {
+                if let Some(b) = &bounds
+                    && b.deny_hardlinks != Some(false)
+                    && !deny
+                {
+                    return Err(o.error(
+                        "hardlinks",
+                        var_of("hardlinks"),
+                        "cannot allow hardlinks under a lock that denies them",
+                    ));
+                }
+                explicit_hardlinks = Some(deny);
+                p.sources.insert("hardlinks", o.source(var_of("hardlinks")));
+            }
+            if let Some(cross) = layer.cross_mounts {
+                if let Some(b) = &bounds
+                    && cross
+                    && !b.cross_mounts
+                {
+                    return Err(o.error(
+                        "cross_mounts",
+                        var_of("cross_mounts"),
+                        "cannot cross mounts under a lock that does not",
+                    ));
+                }
+                p.cross_mounts = cross;
+                p.sources
+                    .insert("cross_mounts", o.source(var_of("cross_mounts")));
+            }
+            if let Some(require) = layer.require_sandbox {
+                if let Some(b) = &bounds
+                    && b.require_sandbox
+                    && !require
+                {
+                    return Err(o.error(
+                        "sandbox",
+                        var_of("sandbox"),
+                        "cannot be relaxed under a lock that requires it",
+                    ));
+                }
+                p.require_sandbox = require;
+                p.sources.insert("sandbox", o.source(var_of("sandbox")));
+            }
             match layer.lock {
                 Some(false) if bounds.is_some() => {
                     return Err(o.error("lock", "", "cannot be turned off once a layer locked"));
@@ -629,12 +736,17 @@ impl Policy {
                         max_read_bytes: p.max_read_bytes,
                         max_entries: p.max_entries,
                         audit_log: p.audit_log.clone(),
+                        deny_hardlinks: explicit_hardlinks,
+                        cross_mounts: p.cross_mounts,
+                        require_sandbox: p.require_sandbox,
                     });
                 }
                 _ => {}
             }
         }
 
+        // Hardlinks are denied by default once a lock is in force.
+        p.deny_hardlinks = explicit_hardlinks.unwrap_or(p.lock);
         let cwd = match &inputs.cwd {
             Some(c) => Some(
                 canonical_dir(c, None)
@@ -704,6 +816,19 @@ impl Policy {
             self.audit_log.as_deref().map_or(Value::Null, path),
         );
         put("lock", json!(self.lock));
+        put(
+            "hardlinks",
+            json!(if self.deny_hardlinks { "deny" } else { "allow" }),
+        );
+        put("cross_mounts", json!(self.cross_mounts));
+        put(
+            "sandbox",
+            json!(if self.require_sandbox {
+                "require"
+            } else {
+                "best-effort"
+            }),
+        );
         let mut doc = serde_json::Map::new();
         doc.insert("settings".into(), Value::Object(settings));
         doc.insert("sandbox".into(), sandbox);
@@ -851,6 +976,33 @@ mod tests {
         let mut i = f.inputs(&[("READBOX_ROOTS", &root)]);
         i.cwd = Some(f.p("outside"));
         assert_eq!(Policy::load_from(&i).unwrap().workdir, f.p("root"));
+    }
+
+    #[test]
+    fn hardlinks_default_to_deny_under_a_lock_and_cannot_be_allowed_again() {
+        let f = Fixture::new();
+        assert!(!Policy::load_from(&f.inputs(&[])).unwrap().deny_hardlinks);
+        let cfg = f.file("l.toml", "lock = true\n");
+        let c = cfg.to_str().unwrap();
+        assert!(
+            Policy::load_from(&f.inputs(&[("READBOX_CONFIG", c)]))
+                .unwrap()
+                .deny_hardlinks
+        );
+        let e =
+            Policy::load_from(&f.inputs(&[("READBOX_CONFIG", c), ("READBOX_HARDLINKS", "allow")]));
+        assert!(matches!(e, Err(Error::Config(m)) if m.contains("READBOX_HARDLINKS")));
+        let e =
+            Policy::load_from(&f.inputs(&[("READBOX_CONFIG", c), ("READBOX_CROSS_MOUNTS", "yes")]));
+        assert!(matches!(e, Err(Error::Config(_))));
+    }
+
+    #[test]
+    fn a_locked_file_may_allow_hardlinks_explicitly() {
+        let f = Fixture::new();
+        let cfg = f.file("l.toml", "lock = true\nhardlinks = \"allow\"\n");
+        let p = Policy::load_from(&f.inputs(&[("READBOX_CONFIG", cfg.to_str().unwrap())])).unwrap();
+        assert!(!p.deny_hardlinks);
     }
 
     #[test]

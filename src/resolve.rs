@@ -28,10 +28,11 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use rustix::fs::{FileType, Mode, OFlags, Stat};
@@ -146,6 +147,18 @@ impl Kind {
 struct Root {
     path: PathBuf,
     fd: Arc<OwnedFd>,
+    stat: Stat,
+}
+
+/// How strictly the gate confines, beyond the roots and the excludes (SPEC §4–§6, THREATS.md
+/// points 9 and 10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Refuse regular files with more than one link (a hardlink can give a second name, inside
+    /// the roots, to a file that lives outside or is excluded).
+    pub deny_hardlinks: bool,
+    /// Follow paths onto other filesystems mounted beneath a root.
+    pub cross_mounts: bool,
 }
 
 /// An object beneath a root, reached through the gate. It holds an `O_PATH` handle of the object
@@ -188,6 +201,7 @@ pub struct Gate {
     roots: Vec<Root>,
     excludes: Excludes,
     workdir: PathBuf,
+    options: Options,
 }
 
 /// Where the walk of a path stands.
@@ -214,7 +228,12 @@ impl Gate {
     ///
     /// # Errors
     /// `config:` when a root cannot be opened as a directory.
-    pub fn new(roots: &[PathBuf], excludes: Excludes, workdir: PathBuf) -> Result<Gate> {
+    pub fn new(
+        roots: &[PathBuf],
+        excludes: Excludes,
+        workdir: PathBuf,
+        options: Options,
+    ) -> Result<Gate> {
         let mut opened = Vec::with_capacity(roots.len());
         for path in roots {
             let fd = rustix::fs::open(
@@ -229,16 +248,53 @@ impl Gate {
                     crate::error::describe_io(&errno_io(e))
                 ))
             })?;
+            let stat = rustix::fs::fstat(&fd).map_err(|e| {
+                Error::Config(format!(
+                    "root {}: {}",
+                    path.display(),
+                    crate::error::describe_io(&errno_io(e))
+                ))
+            })?;
             opened.push(Root {
                 path: path.clone(),
                 fd: Arc::new(fd),
+                stat,
             });
         }
         Ok(Gate {
             roots: opened,
             excludes,
             workdir,
+            options,
         })
+    }
+
+    /// The roots' directory handles (for the Landlock rules).
+    pub fn root_handles(&self) -> Vec<Arc<OwnedFd>> {
+        self.roots.iter().map(|r| r.fd.clone()).collect()
+    }
+
+    /// Opens the entry `name` of the directory `dir` as an `O_PATH` handle without following a
+    /// symlink, refusing to land on another filesystem unless mounts may be crossed. The kernel
+    /// enforces this with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV)` where
+    /// it has openat2; the device check below holds everywhere.
+    fn step(
+        &self,
+        dir: BorrowedFd<'_>,
+        name: &OsStr,
+        root: usize,
+    ) -> std::result::Result<(OwnedFd, Stat), Errno> {
+        let fd = open_beneath(dir, name, !self.options.cross_mounts)?;
+        let stat = rustix::fs::fstat(&fd)?;
+        if !self.options.cross_mounts && stat.st_dev != self.roots[root].stat.st_dev {
+            return Err(Errno::XDEV);
+        }
+        Ok((fd, stat))
+    }
+
+    /// Whether a regular file must be refused for its extra links.
+    fn refused_hardlink(&self, stat: &Stat) -> bool {
+        self.options.deny_hardlinks && Kind::of(stat) == Kind::File && stat.st_nlink > 1
     }
 
     /// The working directory (canonical, beneath a root).
@@ -355,27 +411,21 @@ impl Gate {
                         let e = Error::NotADirectory(shown_arg.into());
                         return Err(self.cannot_continue(*root, stack, &queue, e, shown_arg));
                     }
-                    let opened = rustix::fs::openat(
-                        top.fd.as_fd(),
-                        c.as_os_str(),
-                        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                        Mode::empty(),
-                    );
-                    let fd = match opened {
-                        Ok(fd) => fd,
+                    let (fd, stat) = match self.step(top.fd.as_fd(), &c, *root) {
+                        Ok(opened) => opened,
                         Err(e) => {
                             let err = match e {
-                                Errno::NOENT => Error::NotFound(shown_arg.into()),
+                                Errno::NOENT | Errno::NAMETOOLONG => {
+                                    Error::NotFound(shown_arg.into())
+                                }
                                 Errno::NOTDIR => Error::NotADirectory(shown_arg.into()),
-                                Errno::NAMETOOLONG => Error::NotFound(shown_arg.into()),
+                                Errno::XDEV => return Err(Error::Denied(shown_arg.into())),
                                 other => Error::io(shown_arg, &errno_io(other)),
                             };
                             queue.push(c);
                             return Err(self.cannot_continue(*root, stack, &queue, err, shown_arg));
                         }
                     };
-                    let stat =
-                        rustix::fs::fstat(&fd).map_err(|e| Error::io(shown_arg, &errno_io(e)))?;
                     if Kind::of(&stat) == Kind::Symlink {
                         hops += 1;
                         if hops > MAX_SYMLINK_HOPS {
@@ -411,6 +461,9 @@ impl Gate {
             Pos::Beneath { root, mut stack } => {
                 let rel: PathBuf = stack[1..].iter().map(|s| s.name.as_os_str()).collect();
                 let last = stack.pop().expect("the root is always on the stack");
+                if self.refused_hardlink(&last.stat) {
+                    return Err(Error::Denied(shown_arg.into()));
+                }
                 Ok(Node {
                     root,
                     fd: last.fd,
@@ -504,7 +557,7 @@ impl Gate {
         if node.kind() != Kind::File {
             return Err(Error::NotAFile(shown_arg.into()));
         }
-        if on_pseudo_fs(&node.fd) {
+        if on_pseudo_fs(&node.fd) || self.refused_hardlink(&node.stat) {
             return Err(Error::Denied(shown_arg.into()));
         }
         let parent = node
@@ -555,14 +608,7 @@ impl Gate {
         if self.excludes.matches(name, &rel) {
             return None;
         }
-        let fd = rustix::fs::openat(
-            dir.fd.as_fd(),
-            name,
-            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .ok()?;
-        let stat = rustix::fs::fstat(&fd).ok()?;
+        let (fd, stat) = self.step(dir.fd.as_fd(), name, dir.root).ok()?;
         Some(Node {
             root: dir.root,
             fd: Arc::new(fd),
@@ -604,6 +650,43 @@ impl Gate {
         }
         chain
     }
+}
+
+/// Whether this kernel has openat2: unknown, yes, no (it answers ENOSYS, or a seccomp filter
+/// answers EPERM).
+static OPENAT2: AtomicU8 = AtomicU8::new(0);
+
+/// `O_PATH | O_NOFOLLOW` open of the single component `name` beneath `dir`.
+fn open_beneath(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    no_xdev: bool,
+) -> std::result::Result<OwnedFd, Errno> {
+    use rustix::fs::ResolveFlags;
+    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    if OPENAT2.load(Ordering::Relaxed) != 2 {
+        let mut how =
+            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+        if no_xdev {
+            how |= ResolveFlags::NO_XDEV;
+        }
+        let mut tries = 0;
+        loop {
+            match rustix::fs::openat2(dir, name, flags, Mode::empty(), how) {
+                Err(Errno::NOSYS | Errno::PERM) if OPENAT2.load(Ordering::Relaxed) == 0 => {
+                    OPENAT2.store(2, Ordering::Relaxed);
+                    break;
+                }
+                // The kernel asks for a retry when a rename raced the lookup.
+                Err(Errno::AGAIN) if tries < 8 => tries += 1,
+                other => {
+                    OPENAT2.store(1, Ordering::Relaxed);
+                    return other;
+                }
+            }
+        }
+    }
+    rustix::fs::openat(dir, name, flags, Mode::empty())
 }
 
 /// Folds `.`, `..` and repeated slashes of an absolute path lexically (`..` at `/` stays at `/`).
