@@ -201,29 +201,45 @@ fn equivalent(tool: &Tool, words: &[OsString]) -> std::result::Result<String, St
         values.push(s.or_else(|| words_left.next()));
     }
     if words_left.next().is_some() {
-        return Err(format!("too many arguments; usage: {}", tool.signature()));
+        return Err(format!("too many arguments; usage is {}", tool.signature()));
     }
     let last = values.iter().rposition(Option::is_some);
-    let mut call = vec![tool.name.to_string()];
+    let mut call: Vec<String> = Vec::new();
     if let Some(last) = last {
         for (p, v) in tool.params.iter().zip(&values).take(last + 1) {
             match (v, p.default) {
-                (Some(v), _) => call.push(quote(v)),
-                (None, Some(d)) => call.push(quote(d)),
-                (None, None) => return Err(format!("usage: {}", tool.signature())),
+                (Some(v), _) => call.push(v.clone()),
+                (None, Some(d)) => call.push(d.to_string()),
+                (None, None) => return Err(format!("usage is {}", tool.signature())),
             }
         }
     }
     if tool
         .params
         .iter()
-        .take(values.len())
         .zip(&values)
         .any(|(p, v)| p.default.is_none() && v.is_none())
     {
-        return Err(format!("usage: {}", tool.signature()));
+        return Err(format!("usage is {}", tool.signature()));
     }
-    let mut text = call.join(" ");
+    // Offer only a call that the parser accepts (`tail -n +2` and `head -n -2` have none).
+    let words: Vec<&[u8]> = call.iter().map(|w| w.as_bytes()).collect();
+    if from_words(tool, &words).is_err() {
+        return Err(format!(
+            "this call has no positional equivalent; usage is {}",
+            tool.signature()
+        ));
+    }
+    // A word that starts with `-` needs `--` before it, and `--` may stand first.
+    let dash = call.iter().any(|w| w.starts_with('-') && w != "-");
+    let mut text = tool.name.to_string();
+    if dash {
+        text.push_str(" --");
+    }
+    for w in &call {
+        text.push(' ');
+        text.push_str(&quote(w));
+    }
     if !notes.is_empty() {
         text.push_str(&format!(" ({})", notes.join("; ")));
     }
@@ -337,6 +353,18 @@ mod tests {
         );
         assert!(usage_of("ls", &["-la"]).contains("equivalent: ls . true"));
         assert!(usage_of("wc", &["-l", "f"]).contains("equivalent: wc f"));
+    }
+
+    #[test]
+    fn hints_keep_dash_words_literal_and_offer_only_valid_calls() {
+        assert!(usage_of("head", &["-n", "1", "--", "-f"]).contains("equivalent: head -- -f 1"));
+        let m = usage_of("tail", &["-n", "+2", "f"]);
+        assert!(
+            m.contains("no positional equivalent") && !m.contains("equivalent: tail"),
+            "{m}"
+        );
+        let m = usage_of("head", &["-n", "-2", "f"]);
+        assert!(!m.contains("equivalent: head"), "{m}");
     }
 
     #[test]

@@ -243,7 +243,7 @@ impl Env<'_> {
                     ),
                 },
                 _ => (
-                    Some(Error::Usage("usage: readbox call TOOL JSON".into())),
+                    Some(Error::Usage("readbox call TOOL JSON".into())),
                     EXIT_ERROR,
                 ),
             },

@@ -149,7 +149,7 @@ pub fn run(
                 ))
                 .into()),
             },
-            _ => Err(Error::Usage("usage: readbox help [TOOL]".into()).into()),
+            _ => Err(Error::Usage("readbox help [TOOL]".into()).into()),
         },
         Meta::Version => {
             no_words("version")?;
@@ -188,7 +188,7 @@ pub fn run(
         }
         Meta::Install => match words {
             [dir] => install(Path::new(dir), policy, out),
-            _ => Err(Error::Usage("usage: readbox install DIR".into()).into()),
+            _ => Err(Error::Usage("readbox install DIR".into()).into()),
         },
         Meta::Call => unreachable!("call runs a tool"),
     }

@@ -522,7 +522,7 @@ impl Policy {
                 .map(|(k, _)| (*k, "default".to_string()))
                 .collect(),
         };
-        let mut explicit_workdir: Option<PathBuf> = None;
+        let mut explicit_workdir: Option<(PathBuf, Origin)> = None;
         let mut explicit_hardlinks: Option<bool> = None;
         let mut explicit_roots: Option<Vec<PathBuf>> = None;
         let mut bounds: Option<Bounds> = None;
@@ -549,11 +549,14 @@ impl Policy {
             if let Some(w) = &layer.workdir {
                 let c = canonical_dir(w, inputs.cwd.as_deref())
                     .map_err(|m| o.error("working_directory", "READBOX_WORKDIR", m))?;
-                explicit_workdir = Some(c);
+                explicit_workdir = Some((c, o.clone()));
                 set("working_directory");
             }
             if let Some(roots) = &layer.roots {
-                let base = explicit_workdir.clone().or_else(|| inputs.cwd.clone());
+                let base = explicit_workdir
+                    .as_ref()
+                    .map(|(w, _)| w.clone())
+                    .or_else(|| inputs.cwd.clone());
                 let mut canon = Vec::new();
                 for r in roots {
                     canon.push(
@@ -721,7 +724,10 @@ impl Policy {
                     let roots = match &explicit_roots {
                         Some(r) => r.clone(),
                         None => {
-                            let wd = explicit_workdir.clone().or_else(|| inputs.cwd.clone());
+                            let wd = explicit_workdir
+                                .as_ref()
+                                .map(|(w, _)| w.clone())
+                                .or_else(|| inputs.cwd.clone());
                             let wd = wd.ok_or_else(|| {
                                 o.error("lock", "", "no working directory to lock to")
                             })?;
@@ -754,11 +760,15 @@ impl Policy {
             ),
             None => None,
         };
-        p.roots = match explicit_roots {
-            Some(r) => r,
-            None => {
+        // Without explicit roots, a lock's roots stay in force; else the working directory is the
+        // root.
+        p.roots = match (explicit_roots, &bounds) {
+            (Some(r), _) => r,
+            (None, Some(b)) => b.roots.clone(),
+            (None, None) => {
                 let wd = explicit_workdir
-                    .clone()
+                    .as_ref()
+                    .map(|(w, _)| w.clone())
                     .or_else(|| cwd.clone())
                     .ok_or_else(|| {
                         Error::Config("working_directory: there is no current directory".into())
@@ -771,12 +781,13 @@ impl Policy {
         }
         let within = |d: &Path| p.roots.iter().any(|r| d.starts_with(r));
         p.workdir = match explicit_workdir {
-            Some(w) if within(&w) => w,
-            Some(w) => {
-                return Err(Error::Config(format!(
-                    "working_directory: {} is outside every root",
-                    w.display()
-                )));
+            Some((w, _)) if within(&w) => w,
+            Some((w, origin)) => {
+                return Err(origin.error(
+                    "working_directory",
+                    "READBOX_WORKDIR",
+                    format!("{} is outside every root", w.display()),
+                ));
             }
             None => match cwd {
                 Some(c) if within(&c) => c,
@@ -1003,6 +1014,18 @@ mod tests {
         let cfg = f.file("l.toml", "lock = true\nhardlinks = \"allow\"\n");
         let p = Policy::load_from(&f.inputs(&[("READBOX_CONFIG", cfg.to_str().unwrap())])).unwrap();
         assert!(!p.deny_hardlinks);
+    }
+
+    #[test]
+    fn a_lock_without_roots_keeps_its_working_directory_as_the_root() {
+        let f = Fixture::new();
+        let cfg = f.file("l.toml", "lock = true\n");
+        let out = f.p("outside").display().to_string();
+        let e = Policy::load_from(&f.inputs(&[
+            ("READBOX_CONFIG", cfg.to_str().unwrap()),
+            ("READBOX_WORKDIR", &out),
+        ]));
+        assert!(matches!(e, Err(Error::Config(m)) if m.starts_with("READBOX_WORKDIR: ")));
     }
 
     #[test]

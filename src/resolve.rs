@@ -58,7 +58,8 @@ impl Excludes {
     pub fn new(patterns: &[String]) -> std::result::Result<Excludes, (String, String)> {
         let mut b = GlobSetBuilder::new();
         for p in patterns {
-            let glob = GlobBuilder::new(p)
+            let folded = String::from_utf8_lossy(&case_fold(p.as_bytes())).into_owned();
+            let glob = GlobBuilder::new(&folded)
                 .case_insensitive(true)
                 .literal_separator(true)
                 .backslash_escape(true)
@@ -73,7 +74,14 @@ impl Excludes {
     /// Whether the entry `name`, at root-relative path `rel` (which ends with `name`), is
     /// excluded by itself. Callers test every ancestor below the root too.
     pub fn matches(&self, name: &OsStr, rel: &Path) -> bool {
-        !self.set.is_empty() && (self.set.is_match(Path::new(name)) || self.set.is_match(rel))
+        if self.set.is_empty() {
+            return false;
+        }
+        let matched = |p: &[u8]| {
+            self.set
+                .is_match(Path::new(OsStr::from_bytes(&case_fold(p))))
+        };
+        matched(name.as_bytes()) || matched(rel.as_os_str().as_bytes())
     }
 
     /// Whether any component of the root-relative path `rel`, with its ancestors, is excluded.
@@ -171,12 +179,19 @@ pub struct Node {
     name: OsString,
     rel: PathBuf,
     stat: Stat,
+    /// A mount point met in a walk while mounts are not crossed: listed, never entered or read.
+    mount_point: bool,
 }
 
 impl Node {
     /// The object's metadata (`fstat` of its handle; symlinks are never followed here).
     pub fn stat(&self) -> &Stat {
         &self.stat
+    }
+
+    /// Whether this is a mount point that the walk lists but does not enter (as `find -xdev`).
+    pub fn is_mount_point(&self) -> bool {
+        self.mount_point
     }
 
     /// The object's kind.
@@ -290,6 +305,35 @@ impl Gate {
             return Err(Errno::XDEV);
         }
         Ok((fd, stat))
+    }
+
+    /// Whether the directory `node` still lies beneath its root, at the depth it was reached:
+    /// climbing `..` as many times as it is deep must land on the root itself. A directory that a
+    /// racing process renamed out of the root fails this, so a walk never lists or reads from it
+    /// (THREATS.md point 11).
+    pub fn still_beneath(&self, node: &Node) -> bool {
+        let root = &self.roots[node.root].stat;
+        let mut cur = match rustix::fs::openat(
+            node.fd.as_fd(),
+            c".",
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(_) => return false,
+        };
+        for _ in node.rel.components() {
+            cur = match rustix::fs::openat(
+                &cur,
+                c"..",
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) {
+                Ok(fd) => fd,
+                Err(_) => return false,
+            };
+        }
+        rustix::fs::fstat(&cur).is_ok_and(|st| st.st_dev == root.st_dev && st.st_ino == root.st_ino)
     }
 
     /// Whether a regular file must be refused for its extra links.
@@ -471,6 +515,7 @@ impl Gate {
                     name: last.name,
                     rel,
                     stat: last.stat,
+                    mount_point: false,
                 })
             }
         }
@@ -557,7 +602,7 @@ impl Gate {
         if node.kind() != Kind::File {
             return Err(Error::NotAFile(shown_arg.into()));
         }
-        if on_pseudo_fs(&node.fd) || self.refused_hardlink(&node.stat) {
+        if node.mount_point || on_pseudo_fs(&node.fd) || self.refused_hardlink(&node.stat) {
             return Err(Error::Denied(shown_arg.into()));
         }
         let parent = node
@@ -590,6 +635,9 @@ impl Gate {
         if node.kind() != Kind::Directory {
             return Err(Error::NotADirectory(shown_arg.into()));
         }
+        if node.mount_point {
+            return Err(Error::Denied(shown_arg.into()));
+        }
         let fd = rustix::fs::openat(
             node.fd.as_fd(),
             c".",
@@ -608,7 +656,22 @@ impl Gate {
         if self.excludes.matches(name, &rel) {
             return None;
         }
-        let (fd, stat) = self.step(dir.fd.as_fd(), name, dir.root).ok()?;
+        let (fd, stat, mount_point) = match self.step(dir.fd.as_fd(), name, dir.root) {
+            Ok((fd, stat)) => (fd, stat, false),
+            // A mount point: the handle is only ever used to describe it (as `find -xdev`).
+            Err(Errno::XDEV) => {
+                let fd = rustix::fs::openat(
+                    dir.fd.as_fd(),
+                    name,
+                    OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .ok()?;
+                let stat = rustix::fs::fstat(&fd).ok()?;
+                (fd, stat, true)
+            }
+            Err(_) => return None,
+        };
         Some(Node {
             root: dir.root,
             fd: Arc::new(fd),
@@ -616,6 +679,7 @@ impl Gate {
             name: name.to_os_string(),
             rel,
             stat,
+            mount_point,
         })
     }
 }
@@ -636,6 +700,7 @@ impl Gate {
             name: OsString::new(),
             rel: PathBuf::new(),
             stat,
+            mount_point: false,
         }];
         let names: Vec<&OsStr> = node.rel.iter().collect();
         for name in names.iter().take(names.len().saturating_sub(1)) {
@@ -687,6 +752,35 @@ fn open_beneath(
         }
     }
     rustix::fs::openat(dir, name, flags, Mode::empty())
+}
+
+/// A name or path as the excludes see it: Unicode full case folding between canonical
+/// decompositions, recomposed (NFC), so that `ID.KEY`, `id.\u{212A}ey` (KELVIN SIGN) and
+/// `\u{17F}erver.pem` (LONG S) all meet `*.key` or `*.pem`; bytes that are not UTF-8 stay as they
+/// are, so an undecodable name never slips past a rule (THREATS.md point 5).
+fn case_fold(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    use caseless::Caseless;
+    use unicode_normalization::UnicodeNormalization;
+    if bytes.is_ascii() {
+        return if bytes.iter().any(u8::is_ascii_uppercase) {
+            bytes.to_ascii_lowercase().into()
+        } else {
+            bytes.into()
+        };
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        let folded: String = chunk
+            .valid()
+            .chars()
+            .nfd()
+            .default_case_fold()
+            .nfc()
+            .collect();
+        out.extend_from_slice(folded.as_bytes());
+        out.extend_from_slice(chunk.invalid());
+    }
+    out.into()
 }
 
 /// Folds `.`, `..` and repeated slashes of an absolute path lexically (`..` at `/` stays at `/`).
@@ -791,6 +885,21 @@ mod tests {
         let e = ex(&["*.pem"]);
         let name = OsStr::from_bytes(b"\xff.PEM");
         assert!(e.matches(name, Path::new(name)));
+    }
+
+    #[test]
+    fn excludes_see_through_unicode_case_variants() {
+        let e = ex(&["*.key", ".ssh", "*.pem", "straße"]);
+        for name in [
+            "id.\u{212A}ey",
+            ".\u{17F}sh",
+            "\u{17F}erver.PEM",
+            "STRASSE",
+            "stra\u{1E9E}e",
+        ] {
+            assert!(e.matches(OsStr::new(name), Path::new(name)), "{name}");
+        }
+        assert!(!e.matches(OsStr::new("key.txt"), Path::new("key.txt")));
     }
 
     #[test]

@@ -36,9 +36,12 @@ const MAX_IGNORE_FILE: u64 = 1 << 20;
 ///
 /// # Errors
 /// `limit:` past `max_entries` (nothing of this directory is returned then), `io:` when the
-/// directory cannot be read, `not a directory:`.
+/// directory cannot be read, `not a directory:`, `denied:` when it was moved out of its root.
 pub fn list(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Node>, Error> {
     let entries = ctx.gate.open_dir(dir, shown)?;
+    if !ctx.gate.still_beneath(dir) {
+        return Err(Error::Denied(shown.to_string()));
+    }
     let mut names: Vec<OsString> = Vec::new();
     for entry in entries {
         let entry = entry

@@ -3,7 +3,7 @@
 //! Lines are compared with their terminators. Identical files give empty output and exit 0;
 //! differences exit 1, as POSIX diff.
 
-use similar::{Algorithm, DiffOp, capture_diff_slices, group_diff_ops};
+use similar::{Algorithm, DiffOp, capture_diff_slices};
 
 use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool};
 use crate::envelope::Stop;
@@ -119,27 +119,74 @@ fn push_line(text: &mut Vec<u8>, mark: u8, line: &[u8]) {
     }
 }
 
-/// The unified diff of `a` and `b` (empty when they are equal).
+/// One line of the edit script: kept, deleted from A, or inserted from B.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Edit {
+    Keep,
+    Delete,
+    Insert,
+}
+
+/// The line-level edit script of `old` -> `new` (Myers, via `similar`), each step with the line
+/// it concerns and the counts of old and new lines before it. Positions come from running
+/// counters over the ops' lengths: `similar` 2.7 sometimes reports a wrong start index for the
+/// side an op does not touch.
+fn script<'a>(old: &[&'a [u8]], new: &[&'a [u8]]) -> Vec<(Edit, &'a [u8], usize, usize)> {
+    let mut steps = Vec::with_capacity(old.len().max(new.len()));
+    let (mut o, mut n) = (0, 0);
+    for op in capture_diff_slices(Algorithm::Myers, old, new) {
+        let (old_len, new_len) = (op.old_range().len(), op.new_range().len());
+        if let DiffOp::Equal { .. } = op {
+            for k in 0..old_len {
+                steps.push((Edit::Keep, old[o + k], o + k, n + k));
+            }
+        } else {
+            for k in 0..old_len {
+                steps.push((Edit::Delete, old[o + k], o + k, n));
+            }
+            for k in 0..new_len {
+                steps.push((Edit::Insert, new[n + k], o + old_len, n + k));
+            }
+        }
+        o += old_len;
+        n += new_len;
+    }
+    steps
+}
+
+/// The unified diff of `a` and `b` (empty when they are equal), as GNU `diff -U context` writes
+/// it: hunks merge when at most `2 * context` kept lines separate two changes.
 pub fn unified(label_a: &[u8], label_b: &[u8], a: &[u8], b: &[u8], context: usize) -> Vec<u8> {
     if a == b {
         return Vec::new();
     }
     let (old, new) = (lines(a), lines(b));
-    let ops = capture_diff_slices(Algorithm::Myers, &old, &new);
+    let steps = script(&old, &new);
+    let changes: Vec<usize> = (0..steps.len())
+        .filter(|&i| steps[i].0 != Edit::Keep)
+        .collect();
     let mut text = Vec::new();
     text.extend_from_slice(b"--- ");
     text.extend_from_slice(label_a);
     text.extend_from_slice(b"\n+++ ");
     text.extend_from_slice(label_b);
     text.push(b'\n');
-    for group in group_diff_ops(ops, context) {
-        let (Some(first), Some(last)) = (group.first(), group.last()) else {
-            continue;
-        };
-        let old_start = first.old_range().start;
-        let new_start = first.new_range().start;
-        let old_len = last.old_range().end - old_start;
-        let new_len = last.new_range().end - new_start;
+    let mut c = 0;
+    while c < changes.len() {
+        // Extend the hunk while the next change is close enough.
+        let first = changes[c];
+        let mut last = first;
+        while c + 1 < changes.len() && changes[c + 1] - last - 1 <= 2 * context {
+            c += 1;
+            last = changes[c];
+        }
+        c += 1;
+        let start = first.saturating_sub(context);
+        let end = (last + 1 + context).min(steps.len());
+        let hunk = &steps[start..end];
+        let old_len = hunk.iter().filter(|s| s.0 != Edit::Insert).count();
+        let new_len = hunk.iter().filter(|s| s.0 != Edit::Delete).count();
+        let (old_start, new_start) = (hunk[0].2, hunk[0].3);
         text.extend_from_slice(
             format!(
                 "@@ -{} +{} @@\n",
@@ -148,41 +195,13 @@ pub fn unified(label_a: &[u8], label_b: &[u8], a: &[u8], b: &[u8], context: usiz
             )
             .as_bytes(),
         );
-        for op in &group {
-            match *op {
-                DiffOp::Equal { old_index, len, .. } => {
-                    for l in &old[old_index..old_index + len] {
-                        push_line(&mut text, b' ', l);
-                    }
-                }
-                DiffOp::Delete {
-                    old_index, old_len, ..
-                } => {
-                    for l in &old[old_index..old_index + old_len] {
-                        push_line(&mut text, b'-', l);
-                    }
-                }
-                DiffOp::Insert {
-                    new_index, new_len, ..
-                } => {
-                    for l in &new[new_index..new_index + new_len] {
-                        push_line(&mut text, b'+', l);
-                    }
-                }
-                DiffOp::Replace {
-                    old_index,
-                    old_len,
-                    new_index,
-                    new_len,
-                } => {
-                    for l in &old[old_index..old_index + old_len] {
-                        push_line(&mut text, b'-', l);
-                    }
-                    for l in &new[new_index..new_index + new_len] {
-                        push_line(&mut text, b'+', l);
-                    }
-                }
-            }
+        for &(edit, line, _, _) in hunk {
+            let mark = match edit {
+                Edit::Keep => b' ',
+                Edit::Delete => b'-',
+                Edit::Insert => b'+',
+            };
+            push_line(&mut text, mark, line);
         }
     }
     text
