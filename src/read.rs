@@ -77,6 +77,19 @@ impl Lines {
         }
     }
 
+    /// The first `n` bytes of the file (fewer when it is shorter), read ahead without consuming
+    /// anything: they come out again in the batches. Call it before the first batch.
+    ///
+    /// # Errors
+    /// `io:` when a read fails.
+    pub fn head(&mut self, n: usize) -> Result<&[u8]> {
+        while self.end - self.start < n && !self.eof {
+            self.fill(usize::MAX)?;
+        }
+        let end = self.end.min(self.start + n);
+        Ok(&self.buf[self.start..end])
+    }
+
     /// Reads one more block after the pending bytes, compacting and growing the buffer as needed
     /// (never reading more than `hold - pending` bytes beyond a long pending line).
     fn fill(&mut self, hold: usize) -> Result<()> {
@@ -86,7 +99,7 @@ impl Lines {
             self.start = 0;
             self.end = pending;
         }
-        let want = BLOCK.min(hold - pending).max(1);
+        let want = BLOCK.min(hold.saturating_sub(pending)).max(1);
         if self.buf.len() < self.end + want {
             self.buf.resize(self.end + want, 0);
         }
@@ -97,7 +110,8 @@ impl Lines {
                 Err(e) => return Err(Error::io(&self.shown, &e)),
             }
         };
-        if n == 0 {
+        // A regular file reads short only at its end: no need to ask again.
+        if n < want {
             self.eof = true;
         }
         self.end += n;
@@ -181,6 +195,16 @@ mod tests {
         let joined: Vec<u8> = b.iter().flat_map(|(_, v)| v.clone()).collect();
         assert_eq!(joined, b"abcdefgh\nz\n");
         assert!(!b[0].0, "the first batch is a piece of the long line");
+    }
+
+    #[test]
+    fn head_reads_ahead_without_consuming() {
+        let mut r = Lines::new(file_with(b"ab\0c\nd\n"), "f");
+        assert_eq!(r.head(3).unwrap(), b"ab\0");
+        assert_eq!(
+            r.next_batch(1 << 20).unwrap(),
+            Some(Batch::Lines(&b"ab\0c\nd\n"[..]))
+        );
     }
 
     #[test]

@@ -156,6 +156,8 @@ struct Root {
     path: PathBuf,
     fd: Arc<OwnedFd>,
     stat: Stat,
+    /// Whether the root's own filesystem is a pseudo filesystem (checked once).
+    pseudo: bool,
 }
 
 /// How strictly the gate confines, beyond the roots and the excludes (SPEC §4–§6, THREATS.md
@@ -217,6 +219,8 @@ pub struct Gate {
     excludes: Excludes,
     workdir: PathBuf,
     options: Options,
+    /// Whether Landlock confines the process to the roots (set once it is enforced).
+    landlocked: bool,
 }
 
 /// Where the walk of a path stands.
@@ -272,6 +276,7 @@ impl Gate {
             })?;
             opened.push(Root {
                 path: path.clone(),
+                pseudo: on_pseudo_fs(&fd),
                 fd: Arc::new(fd),
                 stat,
             });
@@ -281,7 +286,14 @@ impl Gate {
             excludes,
             workdir,
             options,
+            landlocked: false,
         })
+    }
+
+    /// Records that Landlock now confines this process to the roots: the kernel itself then
+    /// refuses to list a directory that was moved out of them, so walks need not climb to check.
+    pub fn set_landlocked(&mut self) {
+        self.landlocked = true;
     }
 
     /// The roots' directory handles (for the Landlock rules).
@@ -312,6 +324,9 @@ impl Gate {
     /// racing process renamed out of the root fails this, so a walk never lists or reads from it
     /// (THREATS.md point 11).
     pub fn still_beneath(&self, node: &Node) -> bool {
+        if self.landlocked {
+            return true;
+        }
         let root = &self.roots[node.root].stat;
         let mut cur = match rustix::fs::openat(
             node.fd.as_fd(),
@@ -334,6 +349,16 @@ impl Gate {
             };
         }
         rustix::fs::fstat(&cur).is_ok_and(|st| st.st_dev == root.st_dev && st.st_ino == root.st_ino)
+    }
+
+    /// Whether `node` lies on a pseudo filesystem (the root's answer is reused on its device).
+    fn pseudo(&self, node: &Node) -> bool {
+        let root = &self.roots[node.root];
+        if node.stat.st_dev == root.stat.st_dev {
+            root.pseudo
+        } else {
+            on_pseudo_fs(&node.fd)
+        }
     }
 
     /// Whether a regular file must be refused for its extra links.
@@ -411,7 +436,7 @@ impl Gate {
                     if hops > MAX_SYMLINK_HOPS {
                         return Err(Error::Denied(shown_arg.into()));
                     }
-                    push_components(&mut queue, &target);
+                    push_target(&mut queue, &target);
                     if target.is_absolute() {
                         pos = self
                             .enter(PathBuf::from("/"))
@@ -484,7 +509,7 @@ impl Gate {
                         if target.as_os_str().is_empty() {
                             return Err(Error::NotFound(shown_arg.into()));
                         }
-                        push_components(&mut queue, &target);
+                        push_target(&mut queue, &target);
                         if target.is_absolute() {
                             pos = self
                                 .enter(PathBuf::from("/"))
@@ -602,7 +627,7 @@ impl Gate {
         if node.kind() != Kind::File {
             return Err(Error::NotAFile(shown_arg.into()));
         }
-        if node.mount_point || on_pseudo_fs(&node.fd) || self.refused_hardlink(&node.stat) {
+        if node.mount_point || self.pseudo(node) || self.refused_hardlink(&node.stat) {
             return Err(Error::Denied(shown_arg.into()));
         }
         let parent = node
@@ -824,6 +849,15 @@ fn alias_target(dir: &Path, name: &OsStr) -> Option<PathBuf> {
     let target = rustix::fs::readlinkat(&dir_fd, name, Vec::new()).ok()?;
     let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
     (!target.as_os_str().is_empty()).then_some(target)
+}
+
+/// Pushes a symlink's target for the walk to follow next. A target that ends in `/` must name a
+/// directory, as the kernel requires: a `.` after it checks that.
+fn push_target(queue: &mut Vec<OsString>, target: &Path) {
+    if target.as_os_str().as_bytes().ends_with(b"/") {
+        queue.push(OsString::from("."));
+    }
+    push_components(queue, target);
 }
 
 fn parent_or_self(p: &Path) -> PathBuf {

@@ -116,7 +116,7 @@ pub fn walk(
     let mut levels: Vec<Level> = Vec::new();
     if ignores == Ignores::Respect {
         for dir in ctx.gate.ancestors(start) {
-            levels.push(load_level(ctx.gate, &dir));
+            levels.push(load_level(ctx.gate, &dir, &|_| true));
         }
     }
     let children = list(ctx, start, shown)?;
@@ -147,7 +147,9 @@ fn descend(
     visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
 ) -> Result<(), Stop> {
     if ignores == Ignores::Respect {
-        levels.push(load_level(ctx.gate, dir));
+        // Only the ignore files that the listing shows are opened.
+        let present = |name: &str| children.iter().any(|c| c.name() == name);
+        levels.push(load_level(ctx.gate, dir, &present));
     }
     let base_len = display.len();
     for child in children {
@@ -223,10 +225,14 @@ fn match_path(rel: &Path) -> PathBuf {
 }
 
 /// The ignore files of directory `dir`, read through the gate (never outside the roots, never
-/// through a symlink, not charged against the read budget).
-fn load_level(gate: &Gate, dir: &Node) -> Level {
+/// through a symlink, not charged against the read budget). `present` says which names the
+/// directory may hold, so that absent files cost no lookup.
+fn load_level(gate: &Gate, dir: &Node, present: &dyn Fn(&str) -> bool) -> Level {
     let root = match_path(dir.rel());
     let read = |names: &[&str]| -> Option<Gitignore> {
+        if !present(names[0]) {
+            return None;
+        }
         let mut node = dir.clone();
         for name in names {
             node = gate.child(&node, OsStr::new(name))?;

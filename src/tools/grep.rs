@@ -7,9 +7,6 @@
 //! `(?i)`, as `rg -i`). A file is binary when its first 8 KiB hold a NUL byte: skipped in a
 //! directory search, reported as `path: binary file matches` when named as PATH (as ripgrep).
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
-
 use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
 
@@ -206,9 +203,8 @@ struct Search<'a> {
 
 impl Search<'_> {
     /// Searches `file`; returns whether a line matched.
-    fn file(&self, file: File, display: &[u8], shown: &str, report: Report) -> Result<bool, Stop> {
+    fn file(&self, mut lines: Lines, display: &[u8], report: Report) -> Result<bool, Stop> {
         let out = self.ctx.out;
-        let mut lines = Lines::new(file, shown);
         let mut line_no: u64 = 1;
         let mut found = false;
         let mut emitted: Vec<u8> = Vec::new();
@@ -311,20 +307,11 @@ impl Search<'_> {
     }
 }
 
-/// Whether the first [`BINARY_PROBE`] bytes of `file` hold a NUL; also returns how many bytes
-/// were looked at.
-fn probe_binary(file: &File, shown: &str) -> Result<(bool, usize), Error> {
-    let mut buf = [0u8; BINARY_PROBE];
-    let mut len = 0;
-    while len < buf.len() {
-        match file.read_at(&mut buf[len..], len as u64) {
-            Ok(0) => break,
-            Ok(n) => len += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::io(shown, &e)),
-        }
-    }
-    Ok((memchr::memchr(0, &buf[..len]).is_some(), len))
+/// Whether a file is binary: a NUL in its first [`BINARY_PROBE`] bytes (as ripgrep). Returns
+/// how many bytes were looked at too.
+fn probe_binary(lines: &mut Lines) -> Result<(bool, usize), Error> {
+    let head = lines.head(BINARY_PROBE)?;
+    Ok((memchr::memchr(0, head).is_some(), head.len()))
 }
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
@@ -341,14 +328,14 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     };
     let node = ctx.gate.resolve(args.bytes(1))?;
     if node.kind() != K::Directory {
-        let file = ctx.gate.open_read(&node, &path)?;
-        let (binary, _) = probe_binary(&file, &path)?;
+        let mut lines = Lines::new(ctx.gate.open_read(&node, &path)?, &path);
+        let (binary, _) = probe_binary(&mut lines)?;
         let report = if binary {
             Report::Binary
         } else {
             Report::Lines
         };
-        let found = search.file(file, args.bytes(1), &path, report)?;
+        let found = search.file(lines, args.bytes(1), report)?;
         return Ok(if found {
             Outcome::Success
         } else {
@@ -370,15 +357,16 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         let Ok(file) = ctx.gate.open_read(e.node, "") else {
             return Ok(());
         };
-        let Ok((binary, probed)) = probe_binary(&file, "") else {
+        let shown_entry = shown(e.display);
+        let mut lines = Lines::new(file, &shown_entry);
+        let Ok((binary, probed)) = probe_binary(&mut lines) else {
             return Ok(());
         };
         if binary {
             ctx.budget.charge_read(probed as u64)?;
             return Ok(());
         }
-        let shown_entry = shown(e.display);
-        if search.file(file, e.display, &shown_entry, Report::Lines)? {
+        if search.file(lines, e.display, Report::Lines)? {
             found = true;
         }
         Ok(())
