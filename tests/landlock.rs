@@ -68,13 +68,18 @@ fn main() {
         .expect("start the child");
     let said = String::from_utf8_lossy(&out.stdout);
     match out.status.code() {
-        Some(0) => println!("test landlock_blocks_reads_outside_the_roots ... ok\n\ntest result: ok. 1 passed; 0 failed"),
+        Some(0) => println!(
+            "test landlock_blocks_reads_outside_the_roots ... ok\n\ntest result: ok. 1 passed; 0 failed"
+        ),
         Some(3) => println!(
             "test landlock_blocks_reads_outside_the_roots ... skipped ({})\n\ntest result: ok. 0 passed; 0 failed; 1 skipped",
             said.trim()
         ),
         _ => {
-            println!("test landlock_blocks_reads_outside_the_roots ... FAILED: {}", said.trim());
+            println!(
+                "test landlock_blocks_reads_outside_the_roots ... FAILED: {}",
+                said.trim()
+            );
             std::process::exit(1);
         }
     }

@@ -3,4 +3,11 @@
 
 mod support;
 
+mod diff;
+mod dispatch_args;
+mod docs;
+mod envelope_policy;
+mod readers_confinement;
+mod security;
 mod smoke;
+mod walkers;

@@ -12,5 +12,6 @@ fn cat_a_file_both_ways() {
 #[test]
 fn outside_is_denied() {
     let env = TestEnv::new();
-    env.both("cat", &["../outside/secret.txt"]).denied("../outside/secret.txt");
+    env.both("cat", &["../outside/secret.txt"])
+        .denied("../outside/secret.txt");
 }

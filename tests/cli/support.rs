@@ -70,7 +70,11 @@ impl TestEnv {
     /// Absolute path of `rel` beneath root/ (or `rel` itself when absolute).
     pub fn p(&self, rel: &str) -> PathBuf {
         let rel = Path::new(rel);
-        if rel.is_absolute() { rel.to_path_buf() } else { self.root().join(rel) }
+        if rel.is_absolute() {
+            rel.to_path_buf()
+        } else {
+            self.root().join(rel)
+        }
     }
 
     /// Sets a variable for every later call of this environment.
@@ -235,16 +239,35 @@ impl Answer {
         );
         let all = [self.stdout.as_slice(), self.stderr.as_slice()].concat();
         let all = String::from_utf8_lossy(&all);
-        assert!(!all.contains(OUTSIDE_CANARY), "the outside canary leaked: {}", self.shown);
-        assert!(!all.contains("CANARY-SECRET"), "an excluded canary leaked: {}", self.shown);
+        assert!(
+            !all.contains(OUTSIDE_CANARY),
+            "the outside canary leaked: {}",
+            self.shown
+        );
+        assert!(
+            !all.contains("CANARY-SECRET"),
+            "an excluded canary leaked: {}",
+            self.shown
+        );
         let _ = env;
-        if self.text_mode() && env.vars.iter().any(|(k, v)| k == "READBOX_FORMAT" && v == "text") {
+        if self.text_mode()
+            && env
+                .vars
+                .iter()
+                .any(|(k, v)| k == "READBOX_FORMAT" && v == "text")
+        {
             return;
         }
         let line = std::str::from_utf8(&self.stdout)
             .unwrap_or_else(|_| panic!("stdout is not UTF-8 for {}", self.shown));
-        let body = line.strip_suffix('\n').expect("the envelope ends with a newline");
-        assert!(!body.contains('\n'), "more than one line for {}", self.shown);
+        let body = line
+            .strip_suffix('\n')
+            .expect("the envelope ends with a newline");
+        assert!(
+            !body.contains('\n'),
+            "more than one line for {}",
+            self.shown
+        );
         for c in body.chars() {
             assert!(
                 !matches!(c, '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'),
@@ -256,7 +279,10 @@ impl Answer {
             .unwrap_or_else(|e| panic!("not JSON ({e}) for {}: {body}", self.shown));
         let keys: Vec<&str> = v.keys().map(String::as_str).collect();
         assert_eq!(keys, ["output", "error", "truncated"], "envelope keys");
-        self.output = v["output"].as_str().expect("output is a string").to_string();
+        self.output = v["output"]
+            .as_str()
+            .expect("output is a string")
+            .to_string();
         self.error = match &v["error"] {
             Value::Null => None,
             Value::String(s) => Some(s.clone()),
@@ -297,12 +323,22 @@ impl Answer {
     /// An error of class `class` (`not found`, `denied`, ...) that contains `needle`, exit 2.
     #[track_caller]
     pub fn fails(&self, class: &str, needle: &str) -> &Self {
-        let e = self
-            .error
-            .as_deref()
-            .unwrap_or_else(|| panic!("expected a '{class}:' error for {}, got output {:?}", self.shown, self.output));
-        assert!(e.starts_with(&format!("{class}: ")), "error class of {}: {e}", self.shown);
-        assert!(e.contains(needle), "error of {} should contain {needle:?}: {e}", self.shown);
+        let e = self.error.as_deref().unwrap_or_else(|| {
+            panic!(
+                "expected a '{class}:' error for {}, got output {:?}",
+                self.shown, self.output
+            )
+        });
+        assert!(
+            e.starts_with(&format!("{class}: ")),
+            "error class of {}: {e}",
+            self.shown
+        );
+        assert!(
+            e.contains(needle),
+            "error of {} should contain {needle:?}: {e}",
+            self.shown
+        );
         assert!(!e.contains('\n'), "error of {} is not one line", self.shown);
         if self.status != 127 {
             assert_eq!(self.status, 2, "exit status of {}", self.shown);
@@ -313,7 +349,12 @@ impl Answer {
     /// The uniform denial: exactly `denied: PATH`, no output.
     #[track_caller]
     pub fn denied(&self, path: &str) -> &Self {
-        assert_eq!(self.error.as_deref(), Some(format!("denied: {path}").as_str()), "for {}", self.shown);
+        assert_eq!(
+            self.error.as_deref(),
+            Some(format!("denied: {path}").as_str()),
+            "for {}",
+            self.shown
+        );
         assert_eq!(self.output, "", "output of a denial for {}", self.shown);
         assert_eq!(self.status, 2);
         self
@@ -326,6 +367,11 @@ impl Answer {
 
     /// The output parsed as one JSON document.
     pub fn json(&self) -> Value {
-        serde_json::from_str(&self.output).unwrap_or_else(|e| panic!("output of {} is not JSON ({e}): {}", self.shown, self.output))
+        serde_json::from_str(&self.output).unwrap_or_else(|e| {
+            panic!(
+                "output of {} is not JSON ({e}): {}",
+                self.shown, self.output
+            )
+        })
     }
 }

@@ -1,0 +1,420 @@
+//! The attack suite (THREATS.md): a racing process that swaps files and directories for symlinks
+//! to outside while readbox reads, hardlinks, mounts, magic links, devices, and a property test
+//! that no path the resolver accepts ever names an object outside the roots or excluded.
+
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use proptest::prelude::*;
+use readbox::resolve::{Excludes, Gate, Options};
+
+use crate::support::{OUTSIDE_CANARY, TestEnv};
+
+fn gate(env: &TestEnv, excludes: &[&str], options: Options) -> Gate {
+    let ex = Excludes::new(&excludes.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+    Gate::new(&[env.root()], ex, env.root(), options).unwrap()
+}
+
+const STRICT: Options = Options {
+    deny_hardlinks: true,
+    cross_mounts: false,
+};
+
+/// Reads `path` through the gate, as cat does; `None` when refused.
+fn gate_read(g: &Gate, path: &str) -> Option<Vec<u8>> {
+    let node = g.resolve(path.as_bytes()).ok()?;
+    let mut f = g.open_read(&node, path).ok()?;
+    let mut buf = Vec::new();
+    std::io::Read::read_to_end(&mut f, &mut buf).ok()?;
+    Some(buf)
+}
+
+/// The weakened resolver that the racer test must catch: check the string, then re-open it.
+fn check_then_open(root: &Path, path: &Path) -> Option<Vec<u8>> {
+    let real = std::fs::canonicalize(path).ok()?;
+    if !real.starts_with(root) {
+        return None;
+    }
+    std::fs::read(path).ok()
+}
+
+/// A racer that swaps `race/f` between a regular file and a symlink to the outside secret, and
+/// `race/d` between a directory and a symlink to the outside folder, by atomic renames.
+struct Racer {
+    stop: Arc<AtomicBool>,
+    swaps: Arc<AtomicU64>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Racer {
+    fn start(env: &TestEnv) -> Racer {
+        let race = env.mkdir("race");
+        std::fs::write(race.join("f"), "inside\n").unwrap();
+        std::fs::create_dir_all(race.join("d")).unwrap();
+        std::fs::write(race.join("d/secret.txt"), "inside\n").unwrap();
+        let outside = env.outside();
+        let stop = Arc::new(AtomicBool::new(false));
+        let swaps = Arc::new(AtomicU64::new(0));
+        let (s, n) = (stop.clone(), swaps.clone());
+        let handle = std::thread::spawn(move || {
+            let (f, d) = (race.join("f"), race.join("d"));
+            let (f_file, f_link) = (race.join("f.file"), race.join("f.link"));
+            let (d_dir, d_link) = (race.join("d.dir"), race.join("d.link"));
+            while !s.load(Ordering::Relaxed) {
+                // f: regular file -> symlink to outside -> regular file again.
+                let _ = std::fs::remove_file(&f_link);
+                let _ = std::os::unix::fs::symlink(outside.join("secret.txt"), &f_link);
+                let _ = std::fs::rename(&f, &f_file);
+                let _ = std::fs::rename(&f_link, &f);
+                let _ = std::fs::remove_file(&f);
+                let _ = std::fs::rename(&f_file, &f);
+                // d: directory -> symlink to the outside folder -> directory again.
+                let _ = std::fs::remove_file(&d_link);
+                let _ = std::os::unix::fs::symlink(&outside, &d_link);
+                let _ = std::fs::rename(&d, &d_dir);
+                let _ = std::fs::rename(&d_link, &d);
+                let _ = std::fs::remove_file(&d);
+                let _ = std::fs::rename(&d_dir, &d);
+                n.fetch_add(4, Ordering::Relaxed);
+            }
+        });
+        Racer {
+            stop,
+            swaps,
+            handle: Some(handle),
+        }
+    }
+
+    fn swaps(&self) -> u64 {
+        self.swaps.load(Ordering::Relaxed)
+    }
+
+    fn finish(mut self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            h.join().unwrap();
+        }
+        self.swaps()
+    }
+}
+
+fn leaked(content: &[u8]) -> bool {
+    String::from_utf8_lossy(content).contains(OUTSIDE_CANARY)
+}
+
+#[test]
+fn racing_symlink_swaps_never_leak_through_the_gate_but_do_through_check_then_open() {
+    let env = TestEnv::new();
+    let g = gate(&env, &[], STRICT);
+    let racer = Racer::start(&env);
+    let (mut gate_reads, mut gate_leaks) = (0u64, 0u64);
+    let t0 = Instant::now();
+    while racer.swaps() < 10_000 || gate_reads < 20_000 {
+        for p in ["race/f", "race/d/secret.txt"] {
+            if let Some(c) = gate_read(&g, p) {
+                gate_reads += 1;
+                gate_leaks += u64::from(leaked(&c));
+            }
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the racer made too few swaps"
+        );
+    }
+    // The same racer against the weakened resolver: it must leak, or this test proves nothing.
+    let root = env.root();
+    let (mut weak_reads, mut weak_leaks) = (0u64, 0u64);
+    let t1 = Instant::now();
+    while weak_leaks == 0 && t1.elapsed() < Duration::from_secs(20) {
+        for p in ["race/f", "race/d/secret.txt"] {
+            if let Some(c) = check_then_open(&root, &root.join(p)) {
+                weak_reads += 1;
+                weak_leaks += u64::from(leaked(&c));
+            }
+        }
+    }
+    let swaps = racer.finish();
+    eprintln!(
+        "racer: {swaps} swaps; gate: {gate_leaks} leaks in {gate_reads} reads; \
+         check-then-open: {weak_leaks} leaks in {weak_reads} reads"
+    );
+    assert!(swaps >= 10_000);
+    assert_eq!(gate_leaks, 0, "the gate leaked the outside canary");
+    assert!(
+        weak_leaks > 0,
+        "the racer never caught the weakened resolver"
+    );
+}
+
+#[test]
+fn racing_symlink_swaps_never_leak_through_the_binary() {
+    let env = TestEnv::new();
+    let racer = Racer::start(&env);
+    // The harness asserts on every call that the canary does not appear.
+    let mut calls = 0;
+    while calls < 150 || racer.swaps() < 10_000 {
+        env.run("cat", &["race/f"]);
+        env.run("cat", &["race/d/secret.txt"]);
+        env.run("grep", &["CANARY", "race"]);
+        env.run("find", &["race"]);
+        calls += 4;
+        assert!(calls < 20_000, "the racer made too few swaps");
+    }
+    assert!(racer.finish() >= 10_000);
+}
+
+#[test]
+fn hardlinks_are_refused_when_denied_and_read_when_allowed() {
+    let mut env = TestEnv::new();
+    let outside = env.outside().join("secret.txt");
+    // A hardlink is a second name for the outside file, inside the root.
+    std::fs::hard_link(&outside, env.p("alias.txt")).unwrap();
+    env.var("READBOX_HARDLINKS", "deny");
+    for tool in ["cat", "head", "wc", "stat"] {
+        env.run(tool, &["alias.txt"]).denied("alias.txt");
+    }
+    env.run("grep", &["CANARY", "."]).no_match();
+    let cfg = env.config("lock.toml", "lock = true\n");
+    let mut locked = TestEnv::new();
+    std::fs::hard_link(locked.outside().join("secret.txt"), locked.p("alias.txt")).unwrap();
+    locked.var("READBOX_CONFIG", cfg.to_str().unwrap());
+    locked.run("cat", &["alias.txt"]).denied("alias.txt");
+    locked.var("READBOX_HARDLINKS", "allow");
+    locked
+        .run("cat", &["alias.txt"])
+        .fails("config", "READBOX_HARDLINKS");
+}
+
+#[test]
+fn a_mount_beneath_the_root_is_not_crossed() {
+    let env = TestEnv::new();
+    let mnt = env.mkdir("mnt");
+    std::fs::write(env.outside().join("mounted.txt"), "on another mount\n").unwrap();
+    let ok = std::process::Command::new("mount")
+        .args([
+            "--bind",
+            env.outside().to_str().unwrap(),
+            mnt.to_str().unwrap(),
+        ])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!(
+            "skipped: `mount --bind` is not permitted here (needs root and a mount namespace)"
+        );
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _guard = Unmount(mnt.clone());
+    // A bind mount of the same filesystem keeps st_dev; openat2's RESOLVE_NO_XDEV still refuses
+    // to cross it.
+    env.run("cat", &["mnt/mounted.txt"])
+        .denied("mnt/mounted.txt");
+    env.run("ls", &["mnt"]).denied("mnt");
+    // Walks list the mount point but do not enter it, as `find -xdev`.
+    env.run("find", &["."]).ok("mnt/\n");
+    env.run("grep", &["another", "."]).no_match();
+    let mut crossing = TestEnv::new();
+    crossing.var("READBOX_CROSS_MOUNTS", "true");
+    crossing.cd(env.root().to_str().unwrap());
+    crossing
+        .run("cat", &["mnt/mounted.txt"])
+        .ok("on another mount\n");
+}
+
+#[test]
+fn magic_links_and_devices_are_refused_at_once() {
+    let env = TestEnv::new();
+    env.symlink("proc_root", "/proc/self/root");
+    env.symlink("proc_cwd", "/proc/self/cwd");
+    env.symlink("fd0", "/proc/self/fd/0");
+    env.symlink("zero", "/dev/zero");
+    for p in ["proc_root/etc/passwd", "proc_cwd", "fd0", "zero"] {
+        env.run("cat", &[p]).denied(p);
+    }
+    // A device node inside the root is described by stat but never opened for reading.
+    let dev = env.p("null");
+    let made = rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &dev,
+        rustix::fs::FileType::CharacterDevice,
+        rustix::fs::Mode::from_raw_mode(0o666),
+        rustix::fs::makedev(1, 3),
+    );
+    if made.is_ok() {
+        env.run("cat", &["null"]).fails("not a file", "null");
+        assert_eq!(env.run("stat", &["null"]).json()["type"], "char_device");
+        env.run("ls", &["."])
+            .ok("fd0@\nproc_cwd@\nproc_root@\nzero@\n");
+    }
+}
+
+#[test]
+fn hostile_names_come_back_escaped_and_never_as_flags() {
+    let env = TestEnv::new();
+    env.write("new\nline.txt", "x\n");
+    env.write("-rf", "dash\n");
+    env.write("bidi\u{202e}gpj.exe", "b\n");
+    let a = env.run("find", &["."]);
+    assert_eq!(a.output, "-rf\nbidi\u{202e}gpj.exe\nnew\nline.txt\n");
+    env.run("cat", &["--", "-rf"]).ok("dash\n");
+    env.run("cat", &["-rf"]).fails("usage", "-rf");
+    env.run("cat", &["missing\nname"])
+        .fails("not found", "missing\\nname");
+}
+
+#[test]
+fn sparse_huge_files_are_bounded_by_the_budgets() {
+    let env = TestEnv::new();
+    let f = std::fs::File::create(env.p("sparse.bin")).unwrap();
+    f.set_len(1 << 40).unwrap();
+    env.run("head", &["sparse.bin", "1"])
+        .ok(&"\0".repeat(32768))
+        .truncated
+        .then_some(())
+        .unwrap();
+    env.run("tail", &["sparse.bin", "1"])
+        .fails("limit", "max_read_bytes");
+    env.run("wc", &["sparse.bin"])
+        .fails("limit", "max_read_bytes");
+    env.run("grep", &["x", "sparse.bin"])
+        .fails("limit", "max_read_bytes");
+}
+
+/// The fixture of the property test: objects inside, excluded and outside, and links between.
+fn fixture(env: &TestEnv) {
+    env.write("a.txt", "a\n");
+    env.write("sub/b.txt", "b\n");
+    env.write("sub/deep/c.txt", "c\n");
+    env.secret(".env");
+    env.secret(".ssh/id");
+    env.secret("sub/k.pem");
+    std::fs::create_dir_all(env.outside().join("d")).unwrap();
+    std::fs::write(env.outside().join("d/x"), "x\n").unwrap();
+    let out = env.outside();
+    let root = env.root();
+    env.symlink("l_out", "../outside");
+    env.symlink("l_out_file", "../outside/secret.txt");
+    env.symlink("l_env", ".env");
+    env.symlink("l_sub", "sub");
+    env.symlink("l_up", "..");
+    env.symlink("l_self", ".");
+    env.symlink("l_abs_in", root.join("sub"));
+    env.symlink("l_abs_out", &out);
+    env.symlink("l_loop", "l_loop");
+    env.symlink("sub/l_back", "../.ssh");
+    env.symlink("sub/deep/l_root", "../..");
+}
+
+/// Every object's identity beneath `dir`, without following links.
+fn identities(dir: &Path, into: &mut HashSet<(u64, u64)>) {
+    let md = std::fs::symlink_metadata(dir).unwrap();
+    into.insert((md.dev(), md.ino()));
+    if md.is_dir() {
+        for e in std::fs::read_dir(dir).unwrap() {
+            identities(&e.unwrap().path(), into);
+        }
+    }
+}
+
+#[test]
+fn resolved_objects_are_never_outside_or_excluded() {
+    use proptest::test_runner::{Config, TestRunner};
+    let env = TestEnv::new();
+    fixture(&env);
+    let g = gate(&env, &[".env", ".ssh", "*.pem"], STRICT);
+    let mut outside = HashSet::new();
+    identities(&env.outside(), &mut outside);
+    let mut excluded = HashSet::new();
+    for p in [".env", ".ssh", "sub/k.pem"] {
+        identities(&env.p(p), &mut excluded);
+    }
+    let names = vec![
+        ".",
+        "..",
+        "",
+        "a.txt",
+        "sub",
+        "deep",
+        "b.txt",
+        "c.txt",
+        ".env",
+        ".ssh",
+        "id",
+        "k.pem",
+        ".ENV",
+        "l_out",
+        "l_out_file",
+        "l_env",
+        "l_sub",
+        "l_up",
+        "l_self",
+        "l_abs_in",
+        "l_abs_out",
+        "l_loop",
+        "l_back",
+        "l_root",
+        "secret.txt",
+        "d",
+        "x",
+        "root",
+        "outside",
+    ];
+    let strategy = (
+        any::<bool>(),
+        proptest::collection::vec(proptest::sample::select(names), 0..8),
+    );
+    let mut runner = TestRunner::new(Config {
+        cases: 20_000,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let accepted = std::cell::Cell::new(0u32);
+    runner
+        .run(&strategy, |(absolute, parts)| {
+            let mut path = parts.join("/");
+            if absolute {
+                path = format!("{}/{path}", env.base().display());
+            }
+            if let Ok(node) = g.resolve(path.as_bytes()) {
+                accepted.set(accepted.get() + 1);
+                let id = (node.stat().st_dev, node.stat().st_ino);
+                prop_assert!(!outside.contains(&id), "{} resolved outside the root", path);
+                prop_assert!(
+                    !excluded.contains(&id),
+                    "{} resolved to an excluded object",
+                    path
+                );
+            }
+            Ok(())
+        })
+        .unwrap();
+    // The generator must reach real objects, or the property says nothing.
+    assert!(
+        accepted.get() > 200,
+        "only {} paths resolved",
+        accepted.get()
+    );
+}
+
+proptest! {
+    /// Argument parsing never panics, whatever the words.
+    #[test]
+    fn argument_parsing_never_panics(
+        tool in proptest::sample::select(readbox::tools::NAMES.to_vec()),
+        words in proptest::collection::vec(".{0,12}", 0..8),
+    ) {
+        let t = readbox::tools::by_name(tool).unwrap();
+        let words: Vec<std::ffi::OsString> = words.into_iter().map(Into::into).collect();
+        let _ = readbox::args::parse(t, &words);
+    }
+}
