@@ -1,0 +1,1027 @@
+//! The man pages in `man/` and the shell completions in `completions/` are generated from the
+//! registry (`readbox::tools::TOOLS`), the usage text (`readbox::meta::usage`) and the policy's
+//! defaults, here, with `clap_mangen` and `clap_complete` (dev-dependencies, so the shipped binary
+//! carries no clap). They are committed so that packagers need no build step; the test
+//! [`committed_docs_match_the_registry`] fails when they drift from what this file generates, and
+//! `READBOX_REGENERATE_DOCS=1 cargo test --test cli docs` rewrites them instead.
+//!
+//! The clap `Command` built here only describes the interface: readbox never parses with clap
+//! (it takes positional words only, SPEC §2), so the command exists to feed the generators.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command as Process, Stdio};
+
+use clap::{Arg, ArgAction, Command, ValueHint};
+use clap_complete::Shell;
+use clap_mangen::Man;
+use clap_mangen::roff::{Roff, bold, italic, roman};
+use readbox::meta;
+use readbox::policy::{self, Inputs, Policy};
+use readbox::tools::{Kind, TOOLS, Tool};
+
+/// The variable that turns the drift test into the regenerator.
+const REGENERATE: &str = "READBOX_REGENERATE_DOCS";
+
+/// The command that regenerates, as the drift test's message shows it.
+const REGENERATE_COMMAND: &str = "READBOX_REGENERATE_DOCS=1 cargo test --test cli docs";
+
+/// The folders this file owns: every file in them is generated, so a file that is no longer
+/// generated (a tool removed) is drift too.
+const GENERATED_DIRS: &[&str] = &["man", "completions"];
+
+/// The `.TH` manual name, shared by every page.
+const MANUAL: &str = "User Commands";
+
+/// A meta command of the multicall form (SPEC §1, §8).
+struct Meta {
+    name: &'static str,
+    /// Its positional arguments, in order.
+    args: &'static [MetaArg],
+    /// What it does.
+    about: &'static str,
+}
+
+/// A positional argument of a meta command.
+struct MetaArg {
+    /// As the synopsis shows it (`TOOL`).
+    value: &'static str,
+    required: bool,
+    help: &'static str,
+}
+
+/// The meta commands. `src/dispatch.rs` has no table of them to derive from, so they are
+/// written here.
+const META: &[Meta] = &[
+    Meta {
+        name: "help",
+        args: &[MetaArg {
+            value: "TOOL",
+            required: false,
+            help: "the tool to describe",
+        }],
+        about: "print the usage, or the help of one tool",
+    },
+    Meta {
+        name: "version",
+        args: &[],
+        about: "print the version",
+    },
+    Meta {
+        name: "list",
+        args: &[],
+        about: "print the enabled tools, one per line",
+    },
+    Meta {
+        name: "policy",
+        args: &[],
+        about: "print the effective policy as JSON, with where each setting came from",
+    },
+    Meta {
+        name: "schema",
+        args: &[],
+        about: "print the enabled tools' definitions (name, description, input_schema as JSON \
+                Schema) for function calling",
+    },
+    Meta {
+        name: "call",
+        args: &[
+            MetaArg {
+                value: "TOOL",
+                required: true,
+                help: "the tool to run",
+            },
+            MetaArg {
+                value: "JSON",
+                required: true,
+                help: "the tool's parameters by name, as one JSON object",
+            },
+        ],
+        about: "run a tool with its parameters given by name; a value may start with - here",
+    },
+    Meta {
+        name: "install",
+        args: &[MetaArg {
+            value: "DIR",
+            required: true,
+            help: "the directory to put the links in (not confined to the roots)",
+        }],
+        about: "make a symlink named after each enabled tool in DIR, pointing at this binary; \
+                existing names are left alone",
+    },
+];
+
+/// One setting of SPEC §4 as the man page describes it.
+struct Setting {
+    /// The config file key (the key `readbox policy` shows).
+    key: &'static str,
+    /// The environment variable, or `""` when the setting is for config files only.
+    var: &'static str,
+    /// What it means.
+    meaning: &'static str,
+    /// The default in words, where the policy's default value depends on the process (the
+    /// current directory) or is absent; `None` takes the default from the code.
+    default: Option<&'static str>,
+}
+
+/// The settings, in the order `readbox policy` shows them. The defaults not written here come
+/// from a policy loaded with no file and no variable, so they cannot drift from the code, and
+/// [`every_policy_setting_is_documented`] checks this list against the policy's keys.
+const SETTINGS: &[Setting] = &[
+    Setting {
+        key: "working_directory",
+        var: "READBOX_WORKDIR",
+        meaning: "the directory relative paths are taken from; it must lie beneath a root",
+        default: Some("the current directory, or the first root when that is outside every root"),
+    },
+    Setting {
+        key: "allowed_directories",
+        var: "READBOX_ROOTS",
+        meaning: "the roots, separated by colons; nothing outside them is read",
+        default: Some("the working directory"),
+    },
+    Setting {
+        key: "allowed_tools",
+        var: "READBOX_TOOLS",
+        meaning: "the enabled tools, separated by commas; another tool answers disabled",
+        default: None,
+    },
+    Setting {
+        key: "exclude_patterns",
+        var: "READBOX_EXCLUDE",
+        meaning: "globs on path components that are never read, separated by colons; empty means none",
+        default: None,
+    },
+    Setting {
+        key: "timeout",
+        var: "READBOX_TIMEOUT",
+        meaning: "wall time of a call, in seconds (finite, above 0)",
+        default: None,
+    },
+    Setting {
+        key: "max_output_bytes",
+        var: "READBOX_MAX_OUTPUT_BYTES",
+        meaning: "the output is cut to this many bytes, and the envelope says truncated",
+        default: None,
+    },
+    Setting {
+        key: "max_read_bytes",
+        var: "READBOX_MAX_READ_BYTES",
+        meaning: "the bytes of file content one call may read, over all files",
+        default: None,
+    },
+    Setting {
+        key: "max_entries",
+        var: "READBOX_MAX_ENTRIES",
+        meaning: "the directory entries one call may read",
+        default: None,
+    },
+    Setting {
+        key: "format",
+        var: "READBOX_FORMAT",
+        meaning: "json (one envelope line) or text (the output as it is, errors on standard error)",
+        default: None,
+    },
+    Setting {
+        key: "respect_ignore_files",
+        var: "READBOX_RESPECT_IGNORE_FILES",
+        meaning: "whether find and grep honour .gitignore, .ignore and .git/info/exclude",
+        default: None,
+    },
+    Setting {
+        key: "audit_log",
+        var: "",
+        meaning: "a file to which each call appends one JSON line",
+        default: Some("none"),
+    },
+    Setting {
+        key: "lock",
+        var: "",
+        meaning: "makes every later layer narrow-only: roots within, tools among, excludes added, limits lower",
+        default: None,
+    },
+    Setting {
+        key: "hardlinks",
+        var: "READBOX_HARDLINKS",
+        meaning: "allow or deny regular files with more than one link",
+        default: Some("allow, or deny when a lock is in force"),
+    },
+    Setting {
+        key: "cross_mounts",
+        var: "READBOX_CROSS_MOUNTS",
+        meaning: "whether paths may cross onto filesystems mounted beneath a root",
+        default: None,
+    },
+    Setting {
+        key: "sandbox",
+        var: "READBOX_SANDBOX",
+        meaning: "best-effort or require: with require, a kernel without Landlock is a config error",
+        default: None,
+    },
+];
+
+// ---------------------------------------------------------------------------------------------
+// The clap description of the interface.
+// ---------------------------------------------------------------------------------------------
+
+/// The whole interface as one clap command: a subcommand per tool, then the meta commands.
+fn readbox_command() -> Command {
+    let synopsis: Vec<String> = ["readbox TOOL [ARG...]".to_string(), "TOOL [ARG...]".into()]
+        .into_iter()
+        .chain(META.iter().map(meta_signature))
+        .collect();
+    Command::new("readbox")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about(usage_headline())
+        .long_about(meta::usage())
+        .override_usage(synopsis.join("\n"))
+        .subcommand_value_name("TOOL")
+        // The meta command `help` is ours, with its own argument; clap's would shadow it.
+        .disable_help_subcommand(true)
+        // readbox accepts -h/--help and -V/--version as aliases of its meta commands (SPEC §1);
+        // these are plain flags so that the help text says what readbox does, not clap.
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .arg(
+            Arg::new("help")
+                .short('h')
+                .long("help")
+                .action(ArgAction::SetTrue)
+                .help("the same as readbox help"),
+        )
+        .arg(
+            Arg::new("version")
+                .short('V')
+                .long("version")
+                .action(ArgAction::SetTrue)
+                .help("the same as readbox version"),
+        )
+        .subcommands(TOOLS.iter().map(tool_command))
+        .subcommands(META.iter().map(|m| {
+            let mut c = Command::new(m.name).about(m.about).disable_help_flag(true);
+            for (i, arg) in m.args.iter().enumerate() {
+                let mut a = Arg::new(arg.value.to_ascii_lowercase())
+                    .value_name(arg.value)
+                    .index(i + 1)
+                    .required(arg.required)
+                    .help(arg.help);
+                a = match arg.value {
+                    "TOOL" => a.value_parser(readbox::tools::NAMES.to_vec()),
+                    "DIR" => a.value_hint(ValueHint::DirPath),
+                    _ => a.value_hint(ValueHint::Other),
+                };
+                c = c.arg(a);
+            }
+            c
+        }))
+}
+
+/// One tool as a subcommand: its positional parameters in order, its summary, its example.
+fn tool_command(t: &'static Tool) -> Command {
+    let signature = t.signature();
+    Command::new(t.name)
+        .about(t.summary)
+        .long_about(tool_description(t))
+        .after_help(format!("example: {}", example_call(t)))
+        // Both ways to reach a tool: the multicall form and a link named after it.
+        .override_usage(format!("readbox {signature}\n{signature}"))
+        // A tool takes no flags at all; clap's -h would be a lie.
+        .disable_help_flag(true)
+        .args(t.params.iter().enumerate().map(|(i, p)| {
+            let mut a = Arg::new(p.name)
+                .value_name(p.name.to_ascii_uppercase())
+                .index(i + 1)
+                .action(ArgAction::Set)
+                .required(p.default.is_none())
+                .help(p.help)
+                .help_heading("Arguments");
+            if let Some(d) = p.default {
+                a = a.default_value(d);
+            }
+            match p.kind {
+                Kind::Path => a.value_hint(ValueHint::AnyPath),
+                Kind::Text | Kind::Int { .. } => a.value_hint(ValueHint::Other),
+                // Only the canonical words: completion offers them, and the description names
+                // the other spellings once (clap's bash completion would list hidden ones too).
+                Kind::Bool => a.value_parser(["true", "false"]),
+                Kind::FileType => a.value_parser(["all", "file", "directory"]),
+            }
+        }))
+}
+
+/// Every spelling of a boolean (SPEC §2), the canonical two first.
+const BOOL_SPELLINGS: [&str; 8] = ["true", "false", "1", "0", "yes", "no", "on", "off"];
+
+/// `readbox install DIR`, `readbox help [TOOL]`.
+fn meta_signature(m: &Meta) -> String {
+    let mut s = format!("readbox {}", m.name);
+    for a in m.args {
+        if a.required {
+            s.push_str(&format!(" {}", a.value));
+        } else {
+            s.push_str(&format!(" [{}]", a.value));
+        }
+    }
+    s
+}
+
+/// The first line of the usage text, without the leading `readbox: `.
+fn usage_headline() -> String {
+    let usage = meta::usage();
+    let first = usage.lines().next().unwrap_or_default();
+    first.strip_prefix("readbox: ").unwrap_or(first).to_string()
+}
+
+/// The tool's example as typed in the multicall form.
+fn example_call(t: &Tool) -> String {
+    if t.example.is_empty() {
+        format!("readbox {}", t.name)
+    } else {
+        format!("readbox {} {}", t.name, t.example)
+    }
+}
+
+/// The DESCRIPTION of a tool's page: how it is reached and how its words are read. Lines are
+/// joined into filled paragraphs; an empty line starts a new one.
+fn tool_description(t: &Tool) -> String {
+    let name = t.name;
+    let mut s = format!(
+        "The {name} tool of readbox(1): {summary}. It is reached as readbox {name}, or through a\n\
+         link (symbolic link, hard link or copy) whose file name is {name}, such as the links\n\
+         readbox install DIR makes.\n",
+        summary = t.summary,
+    );
+    if !t.params.is_empty() {
+        s.push_str(&format!(
+            "readbox help {name} prints the same synopsis and arguments.\n"
+        ));
+        s.push_str(
+            "\nArguments are positional only, in the order below; optional ones may be left off\n\
+             from the right. A word that starts with - (other than - alone) is refused with a\n\
+             usage error that shows the positional form; after the word --, every word is taken\n\
+             literally.\n",
+        );
+    }
+    if t.params.iter().any(|p| p.kind == Kind::Bool) {
+        s.push_str(&format!(
+            "Booleans are one of {}, in any case.\n",
+            BOOL_SPELLINGS.join(" ")
+        ));
+    }
+    if t.params.iter().any(|p| p.kind == Kind::FileType) {
+        s.push_str("FILE_TYPE is all, file or directory (also f, d), in any case.\n");
+    }
+    s.push_str(
+        "\nThe answer is one JSON line on standard output; see readbox(1) for the envelope, the\n\
+         roots, the limits and the exit status.\n",
+    );
+    s
+}
+
+// ---------------------------------------------------------------------------------------------
+// Man pages.
+// ---------------------------------------------------------------------------------------------
+
+/// Every generated file, by its path relative to the package root.
+fn generate() -> BTreeMap<PathBuf, String> {
+    let mut cmd = readbox_command();
+    // Building sets each subcommand's display name (readbox-grep) and bin name (readbox grep).
+    cmd.build();
+    let mut files = BTreeMap::new();
+    files.insert(PathBuf::from("man/readbox.1"), main_page(&cmd));
+    for t in TOOLS {
+        let sub = cmd
+            .find_subcommand(t.name)
+            .expect("every tool is a subcommand");
+        files.insert(
+            PathBuf::from(format!("man/readbox-{}.1", t.name)),
+            tool_page(t, sub),
+        );
+    }
+    for (shell, file) in [
+        (Shell::Bash, "completions/readbox.bash"),
+        (Shell::Zsh, "completions/_readbox"),
+        (Shell::Fish, "completions/readbox.fish"),
+    ] {
+        let mut buf = Vec::new();
+        clap_complete::generate(shell, &mut cmd.clone(), "readbox", &mut buf);
+        files.insert(
+            PathBuf::from(file),
+            String::from_utf8(buf).expect("completions are UTF-8"),
+        );
+    }
+    files
+}
+
+fn man_for(cmd: &Command) -> Man {
+    Man::new(cmd.clone())
+        .source(format!("readbox {}", env!("CARGO_PKG_VERSION")))
+        .manual(MANUAL)
+}
+
+/// Renders one of clap_mangen's sections; each carries roff's apostrophe preamble, which a page
+/// needs once, so it is taken off here and put back at the top of the page.
+fn section(render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> String {
+    let mut buf = Vec::new();
+    render(&mut buf).expect("rendering to memory");
+    let text = String::from_utf8(buf).expect("roff is UTF-8");
+    text.strip_prefix(&preamble())
+        .expect("clap_mangen's sections start with roff's preamble")
+        .to_string()
+}
+
+/// roff's preamble: what an empty document renders to.
+fn preamble() -> String {
+    Roff::new().render()
+}
+
+/// Our own sections, rendered without the preamble.
+fn own(roff: &Roff) -> String {
+    let text = roff.render();
+    text.strip_prefix(&preamble())
+        .expect("roff output starts with its preamble")
+        .to_string()
+}
+
+/// After the title: no hyphenation and a ragged right margin, since the pages are mostly names
+/// and signatures (readbox-grep(1), FILE_PATTERN) that must read as typed.
+const LAYOUT: &str = ".nh\n.ad l\n";
+
+/// `readbox.1`: the synopsis, the usage text, the commands, the exit status, the environment,
+/// the files.
+fn main_page(cmd: &Command) -> String {
+    let man = man_for(cmd);
+    let mut page = preamble();
+    page.push_str(&section(|w| man.render_title(w)));
+    page.push_str(LAYOUT);
+    page.push_str(&section(|w| man.render_name_section(w)));
+    page.push_str(&section(|w| man.render_synopsis_section(w)));
+
+    let mut r = Roff::new();
+    r.control("SH", ["DESCRIPTION"]);
+    usage_to_roff(
+        &mut r,
+        &cmd.get_long_about().expect("long_about").to_string(),
+    );
+    page.push_str(&own(&r));
+
+    page.push_str(&section(|w| man.render_options_section(w)));
+
+    let mut r = Roff::new();
+    r.control("SH", ["TOOLS"]);
+    r.text([roman(
+        "Each tool has its own page, readbox-TOOL(1), and is also reached through a link named \
+         TOOL.",
+    )]);
+    for t in TOOLS {
+        r.control("TP", []);
+        r.text(signature_inlines(&format!("readbox {}", t.name), t));
+        r.text([roman(format!("{}; see readbox-{}(1).", t.summary, t.name))]);
+    }
+    r.control("SH", ["COMMANDS"]);
+    r.text([roman(
+        "The meta commands exist only in the multicall form (readbox list, never ls list). Their \
+         answers go through the envelope like a tool's.",
+    )]);
+    for m in META {
+        r.control("TP", []);
+        let mut head = vec![bold(format!("readbox {}", m.name))];
+        for a in m.args {
+            head.push(roman(" "));
+            if a.required {
+                head.push(italic(a.value));
+            } else {
+                head.extend([roman("["), italic(a.value), roman("]")]);
+            }
+        }
+        r.text(head);
+        r.text([roman(m.about)]);
+    }
+
+    r.control("SH", ["EXIT STATUS"]);
+    for (code, meaning) in [
+        ("0", "success"),
+        (
+            "1",
+            "a negative answer that is not an error: grep found no line, diff found differences",
+        ),
+        ("2", "an error, named in the envelope's error field"),
+        ("127", "an unknown tool"),
+    ] {
+        r.control("TP", []);
+        r.text([bold(code)]);
+        r.text([roman(meaning)]);
+    }
+
+    r.control("SH", ["ENVIRONMENT"]);
+    r.text([roman(
+        "Each variable overrides the configuration files; an empty variable counts as unset, \
+         except READBOX_EXCLUDE.",
+    )]);
+    r.control("TP", []);
+    r.text([bold("READBOX_CONFIG")]);
+    r.text([roman(
+        "a TOML configuration file, read after the system file; the same keys as the system file",
+    )]);
+    let defaults = default_settings();
+    for s in SETTINGS.iter().filter(|s| !s.var.is_empty()) {
+        r.control("TP", []);
+        r.text([bold(s.var)]);
+        r.text([roman(format!(
+            "{} (key {}; default: {})",
+            s.meaning,
+            s.key,
+            default_in_words(s, &defaults)
+        ))]);
+    }
+
+    r.control("SH", ["FILES"]);
+    r.control("TP", []);
+    r.text([bold(policy::SYSTEM_CONFIG)]);
+    r.text([roman(
+        "The system configuration, TOML, read when it exists. Layers, each overriding the one \
+         before: the defaults, this file, the file named by READBOX_CONFIG, the READBOX_* \
+         variables. A file that sets lock = true makes every later layer narrow-only, and a \
+         locked system file must be owned by root and writable by no one else. An unknown key or \
+         a bad value is a config error that names the file and key. Keys without a variable:",
+    )]);
+    r.control("RS", []);
+    for s in SETTINGS.iter().filter(|s| s.var.is_empty()) {
+        r.control("TP", []);
+        r.text([bold(s.key)]);
+        r.text([roman(format!(
+            "{} (default: {})",
+            s.meaning,
+            default_in_words(s, &defaults)
+        ))]);
+    }
+    r.control("RE", []);
+
+    r.control("SH", ["SEE ALSO"]);
+    let refs: Vec<String> = TOOLS
+        .iter()
+        .map(|t| format!("readbox-{}(1)", t.name))
+        .collect();
+    r.text([roman(refs.join(", "))]);
+    page.push_str(&own(&r));
+    page
+}
+
+/// The usage text of `readbox help` as roff: the headline is the NAME, the `usage:` lines are the
+/// SYNOPSIS and the `tools:` list is the TOOLS section, so they are left out here; every other
+/// paragraph is kept, filled when it is prose and as it is when it is indented (a table).
+fn usage_to_roff(r: &mut Roff, usage: &str) {
+    for para in usage.split("\n\n").skip(1) {
+        let para = para.trim_end_matches('\n');
+        if para.is_empty() || para.starts_with("usage:") || para.starts_with("tools:") {
+            continue;
+        }
+        r.control("PP", []);
+        if para.lines().any(|l| l.starts_with(' ')) {
+            r.control("nf", []);
+            for line in para.lines() {
+                r.text([roman(line)]);
+            }
+            r.control("fi", []);
+        } else {
+            for line in para.lines() {
+                r.text([roman(line)]);
+            }
+        }
+    }
+}
+
+/// `readbox grep PATTERN [PATH=.] ...` with the command in bold and the parameters in italics.
+fn signature_inlines(command: &str, t: &Tool) -> Vec<clap_mangen::roff::Inline> {
+    let mut out = vec![bold(command)];
+    for p in t.params {
+        out.push(roman(" "));
+        let name = p.name.to_ascii_uppercase();
+        match p.default {
+            None => out.push(italic(name)),
+            Some(d) => out.extend([roman("["), italic(name), roman(format!("={d}]"))]),
+        }
+    }
+    out
+}
+
+/// `readbox-TOOL.1`: clap_mangen's name, synopsis, description and arguments, then the example.
+fn tool_page(t: &Tool, sub: &Command) -> String {
+    let man = man_for(sub);
+    let mut page = preamble();
+    page.push_str(&section(|w| man.render_title(w)));
+    page.push_str(LAYOUT);
+    page.push_str(&section(|w| man.render_name_section(w)));
+    page.push_str(&section(|w| man.render_synopsis_section(w)));
+    page.push_str(&section(|w| man.render_description_section(w)));
+    if !t.params.is_empty() {
+        page.push_str(&section(|w| man.render_options_section(w)));
+    }
+    let mut r = Roff::new();
+    // The example is the subcommand's after_help ("example: readbox ..."); clap_mangen would
+    // file it under a heading named EXTRA, so it gets its own section here.
+    let after = sub.get_after_help().expect("after_help").to_string();
+    let example = after.strip_prefix("example: ").unwrap_or(&after);
+    r.control("SH", ["EXAMPLE"]);
+    r.control("PP", []);
+    r.control("RS", ["4"]);
+    r.control("nf", []);
+    r.text([roman(example)]);
+    r.text([roman(example.strip_prefix("readbox ").unwrap_or(example))]);
+    r.control("fi", []);
+    r.control("RE", []);
+    r.control("PP", []);
+    r.text([roman(
+        "The second form runs through a link named after the tool.",
+    )]);
+    r.control("SH", ["SEE ALSO"]);
+    r.text([roman("readbox(1)")]);
+    page.push_str(&own(&r));
+    page
+}
+
+/// The settings of a policy loaded with no system file, no variable, in this package's folder:
+/// the built-in defaults, by config key.
+fn default_settings() -> serde_json::Map<String, serde_json::Value> {
+    let inputs = Inputs {
+        system_file: PathBuf::from("/nonexistent/readbox/config.toml"),
+        vars: BTreeMap::new(),
+        cwd: Some(PathBuf::from(env!("CARGO_MANIFEST_DIR"))),
+    };
+    let p = Policy::load_from(&inputs).expect("the defaults load");
+    let doc = p.to_json(serde_json::Value::Null);
+    let settings = doc["settings"].as_object().expect("policy settings object");
+    settings
+        .iter()
+        .map(|(k, v)| (k.clone(), v["value"].clone()))
+        .collect()
+}
+
+/// A setting's default as the man page says it: the written words, else the code's value.
+fn default_in_words(s: &Setting, defaults: &serde_json::Map<String, serde_json::Value>) -> String {
+    if let Some(words) = s.default {
+        return words.to_string();
+    }
+    match defaults.get(s.key) {
+        Some(serde_json::Value::String(v)) => v.clone(),
+        // A whole number of seconds reads as one (10, not 10.0).
+        Some(serde_json::Value::Number(n)) if n.is_f64() => {
+            format!("{}", n.as_f64().unwrap_or_default())
+        }
+        Some(serde_json::Value::Array(items)) => items
+            .iter()
+            .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
+            .collect::<Vec<_>>()
+            .join(" "),
+        Some(other) => other.to_string(),
+        None => panic!("setting {} has no default in readbox policy", s.key),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tests.
+// ---------------------------------------------------------------------------------------------
+
+fn package_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The first line where two texts differ, 1-based, for the drift message.
+fn first_difference(a: &str, b: &str) -> usize {
+    a.lines()
+        .zip(b.lines())
+        .position(|(x, y)| x != y)
+        .unwrap_or_else(|| a.lines().count().min(b.lines().count()))
+        + 1
+}
+
+/// The files now in the generated folders, relative to the package root.
+fn committed_files() -> BTreeSet<PathBuf> {
+    let mut found = BTreeSet::new();
+    for dir in GENERATED_DIRS {
+        let Ok(entries) = std::fs::read_dir(package_root().join(dir)) else {
+            continue;
+        };
+        for e in entries {
+            let e = e.expect("read_dir entry");
+            found.insert(Path::new(dir).join(e.file_name()));
+        }
+    }
+    found
+}
+
+#[test]
+fn committed_docs_match_the_registry() {
+    let root = package_root();
+    let files = generate();
+    if std::env::var_os(REGENERATE).is_some_and(|v| v == "1") {
+        for dir in GENERATED_DIRS {
+            std::fs::create_dir_all(root.join(dir)).expect("create the generated folder");
+        }
+        for stale in committed_files() {
+            if !files.contains_key(&stale) {
+                std::fs::remove_file(root.join(&stale)).expect("remove a stale generated file");
+            }
+        }
+        for (rel, text) in &files {
+            // Written beside and renamed, so that a test reading the folder meanwhile sees a
+            // whole file, old or new.
+            let path = root.join(rel);
+            let tmp = path.with_extension("tmp-regenerate");
+            std::fs::write(&tmp, text).expect("write a generated file");
+            std::fs::rename(&tmp, &path).expect("rename a generated file");
+        }
+        eprintln!("docs: rewrote {} files", files.len());
+        return;
+    }
+    let mut problems = Vec::new();
+    for (rel, text) in &files {
+        match std::fs::read_to_string(root.join(rel)) {
+            Ok(committed) if committed == *text => {}
+            Ok(committed) => problems.push(format!(
+                "{}: differs from line {}",
+                rel.display(),
+                first_difference(&committed, text)
+            )),
+            Err(e) => problems.push(format!("{}: {e}", rel.display())),
+        }
+    }
+    for extra in committed_files() {
+        if !files.contains_key(&extra) {
+            problems.push(format!("{}: no longer generated", extra.display()));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "the man pages and completions are out of date with the registry:\n  {}\n\
+         run `{REGENERATE_COMMAND}` and commit the result",
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn one_page_per_tool_and_three_completions() {
+    let names: Vec<String> = generate().keys().map(|p| p.display().to_string()).collect();
+    let mut expected = vec![
+        "completions/_readbox".to_string(),
+        "completions/readbox.bash".into(),
+        "completions/readbox.fish".into(),
+        "man/readbox.1".into(),
+    ];
+    expected.extend(TOOLS.iter().map(|t| format!("man/readbox-{}.1", t.name)));
+    expected.sort();
+    assert_eq!(names, expected);
+}
+
+/// The generated files written to a fresh folder: the checks below read what the code generates
+/// (equal to the committed files, which the drift test checks) so that they never race a
+/// regeneration running beside them.
+fn generated_in_tempdir() -> (tempfile::TempDir, BTreeMap<PathBuf, String>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let files = generate();
+    for (rel, text) in &files {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, text).expect("write");
+    }
+    (dir, files)
+}
+
+fn man_installed() -> bool {
+    Process::new("man")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// `MANWIDTH=80 man -l PAGE`: (the page as text, what man and groff said on stderr).
+fn render_page(path: &Path) -> (String, String) {
+    let out = Process::new("man")
+        .arg("-l")
+        .arg(path)
+        .env("MANWIDTH", "80")
+        // Plain text: no pager, no bold or underline sequences.
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .env("MAN_KEEP_FORMATTING", "")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run man");
+    assert!(out.status.success(), "man -l {} failed", path.display());
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn every_man_page_renders_without_warnings() {
+    if !man_installed() {
+        eprintln!("skipped: `man` is not installed, so the pages cannot be rendered");
+        return;
+    }
+    let (dir, files) = generated_in_tempdir();
+    let mut pages = 0;
+    for rel in files.keys().filter(|p| p.starts_with("man")) {
+        let (text, warnings) = render_page(&dir.path().join(rel));
+        assert_eq!(warnings, "", "man -l {} warned", rel.display());
+        assert!(
+            text.lines().all(|l| l.chars().count() <= 80),
+            "{} has a line wider than 80 columns:\n{text}",
+            rel.display()
+        );
+        pages += 1;
+    }
+    assert_eq!(pages, TOOLS.len() + 1);
+}
+
+/// The rendered page with its lines joined, so that a check does not depend on where a line
+/// was broken.
+fn flattened(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn tool_pages_show_the_registry() {
+    if !man_installed() {
+        eprintln!("skipped: `man` is not installed, so the pages cannot be rendered");
+        return;
+    }
+    let (dir, _) = generated_in_tempdir();
+    for t in TOOLS {
+        let (text, _) = render_page(&dir.path().join(format!("man/readbox-{}.1", t.name)));
+        let text = flattened(&text);
+        assert!(
+            text.contains(&format!("readbox-{} - {}", t.name, t.summary)),
+            "{}: NAME line in {text}",
+            t.name
+        );
+        assert!(
+            text.contains(&format!("readbox {}", t.signature())),
+            "{}: multicall synopsis in {text}",
+            t.name
+        );
+        assert!(
+            text.contains(&format!(
+                "link (symbolic link, hard link or copy) whose file name is {}",
+                t.name
+            )),
+            "{}: the link form in {text}",
+            t.name
+        );
+        for p in t.params {
+            assert!(
+                text.contains(&flattened(p.help)),
+                "{}: help of {} in {text}",
+                t.name,
+                p.name
+            );
+            if let Some(d) = p.default {
+                assert!(
+                    text.contains(&format!("{}] [default: {d}]", p.name.to_ascii_uppercase())),
+                    "{}: default of {} in {text}",
+                    t.name,
+                    p.name
+                );
+            }
+        }
+        assert!(
+            text.contains(&example_call(t)),
+            "{}: example in {text}",
+            t.name
+        );
+    }
+}
+
+#[test]
+fn main_page_says_what_readbox_help_says() {
+    if !man_installed() {
+        eprintln!("skipped: `man` is not installed, so the pages cannot be rendered");
+        return;
+    }
+    let (dir, _) = generated_in_tempdir();
+    let (text, _) = render_page(&dir.path().join("man/readbox.1"));
+    let text = flattened(&text);
+    assert!(text.contains(&format!("readbox - {}", usage_headline())));
+    assert!(text.contains("Arguments are positional only: no options."));
+    assert!(text.contains(
+        r#"Every call prints one JSON line {"output": ..., "error": ..., "truncated": ...};"#
+    ));
+    assert!(text.contains("2 error, 127 unknown tool."));
+    for t in TOOLS {
+        assert!(text.contains(&format!("{}; see readbox-{}(1).", t.summary, t.name)));
+    }
+    for m in META {
+        assert!(
+            text.contains(&meta_signature(m)),
+            "{}: {text}",
+            meta_signature(m)
+        );
+        assert!(
+            text.contains(&flattened(m.about)),
+            "{}: {}",
+            m.name,
+            m.about
+        );
+    }
+    for s in SETTINGS {
+        let shown = if s.var.is_empty() { s.key } else { s.var };
+        assert!(text.contains(shown), "{shown} in {text}");
+    }
+    assert!(text.contains("READBOX_CONFIG"));
+    assert!(text.contains("FILES /etc/readbox/config.toml"));
+    // Defaults taken from the code, not written here.
+    assert!(text.contains("default: 32768)"), "{text}");
+    assert!(
+        text.contains("default: .env .env.* .ssh .aws *.pem *.key)"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("default: {})", readbox::tools::NAMES.join(" "))));
+}
+
+#[test]
+fn every_policy_setting_is_documented() {
+    let code: BTreeSet<String> = default_settings().keys().cloned().collect();
+    let documented: BTreeSet<String> = SETTINGS.iter().map(|s| s.key.to_string()).collect();
+    assert_eq!(documented, code, "SETTINGS here against `readbox policy`");
+}
+
+/// What the bash completion registered for `readbox` offers for `words`, the last one being
+/// completed: the function is found with `complete -p readbox`, as bash itself would.
+fn bash_completions(script: &Path, words: &[&str]) -> Vec<String> {
+    let words_literal: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let program = format!(
+        r#"source "$1" || exit 3
+spec=$(complete -p readbox) || exit 4
+[[ $spec =~ -F\ ([^ ]+) ]] || exit 5
+fn=${{BASH_REMATCH[1]}}
+COMP_WORDS=({words})
+COMP_CWORD={cword}
+COMP_LINE="${{COMP_WORDS[*]}}"
+COMP_POINT=${{#COMP_LINE}}
+"$fn" readbox "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}"
+printf '%s\n' "${{COMPREPLY[@]}}"
+"#,
+        words = words_literal.join(" "),
+        cword = words.len() - 1,
+    );
+    let out = Process::new("bash")
+        .args(["--noprofile", "--norc", "-c", &program, "bash"])
+        .arg(script)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run bash");
+    assert!(
+        out.status.success(),
+        "bash completion for {words:?} failed ({:?}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn bash_completes_tool_names() {
+    let (dir, _) = generated_in_tempdir();
+    let script = dir.path().join("completions/readbox.bash");
+    assert_eq!(bash_completions(&script, &["readbox", "gr"]), ["grep"]);
+    let all = bash_completions(&script, &["readbox", ""]);
+    for name in readbox::tools::NAMES {
+        assert!(all.iter().any(|w| w == name), "{name} in {all:?}");
+    }
+    // `readbox help TOOL` completes the tools too.
+    assert_eq!(
+        bash_completions(&script, &["readbox", "help", "he"]),
+        ["head"]
+    );
+}
+
+/// The man pages and `readbox help` show an integer's range only through `Param.help`, so the
+/// words there must match the bounds the parser enforces.
+#[test]
+fn integer_help_states_the_parsers_range() {
+    let mut checked = 0;
+    for t in TOOLS {
+        for p in t.params {
+            if let Kind::Int { min, max } = p.kind {
+                assert!(
+                    p.help.contains(&format!("({min} to {max})")),
+                    "{} {}: help {:?} does not say ({min} to {max})",
+                    t.name,
+                    p.name,
+                    p.help
+                );
+                checked += 1;
+            }
+        }
+    }
+    // lines (head, tail), max_depth (find, grep), context_lines (diff).
+    assert_eq!(checked, 5);
+}
