@@ -189,7 +189,14 @@ fn equivalent(tool: &Tool, words: &[OsString]) -> std::result::Result<String, St
                     }
                 }
                 Effect::Always => {}
-                Effect::Dropped(why) => notes.push(format!("{flag}: {why}")),
+                Effect::Dropped(why) => notes.push(format!("{flag} dropped: {why}")),
+                Effect::DroppedWithValue(why) => {
+                    // The flag's own value (`stat -c %s`) goes with it.
+                    if attached.is_none() && i < words.len() {
+                        i += 1;
+                    }
+                    notes.push(format!("{flag} dropped: {why}"));
+                }
                 Effect::Never(why) => return Err(format!("{flag}: {why}")),
             }
         }
@@ -240,8 +247,10 @@ fn equivalent(tool: &Tool, words: &[OsString]) -> std::result::Result<String, St
         text.push(' ');
         text.push_str(&quote(w));
     }
-    if !notes.is_empty() {
-        text.push_str(&format!(" ({})", notes.join("; ")));
+    // Notes follow the call as parts of their own, so that the call can be copied as it is.
+    for note in notes {
+        text.push_str("; ");
+        text.push_str(&note);
     }
     Ok(text)
 }
@@ -352,7 +361,9 @@ mod tests {
                 .contains("equivalent: find . '*.rs' f")
         );
         assert!(usage_of("ls", &["-la"]).contains("equivalent: ls . true"));
-        assert!(usage_of("wc", &["-l", "f"]).contains("equivalent: wc f"));
+        assert!(usage_of("wc", &["-l", "f"]).contains("equivalent: wc f; -l dropped"));
+        assert!(usage_of("stat", &["-c", "%s", "f"]).contains("equivalent: stat f;"));
+        assert!(usage_of("stat", &["--format=%s", "f"]).contains("equivalent: stat f;"));
     }
 
     #[test]

@@ -136,6 +136,20 @@ impl Kind {
         }
     }
 
+    /// The kind a directory listing reports (`d_type`), if it reports one.
+    pub fn from_file_type(t: FileType) -> Option<Kind> {
+        match t {
+            FileType::RegularFile => Some(Kind::File),
+            FileType::Directory => Some(Kind::Directory),
+            FileType::Symlink => Some(Kind::Symlink),
+            FileType::Fifo => Some(Kind::Fifo),
+            FileType::Socket => Some(Kind::Socket),
+            FileType::CharacterDevice => Some(Kind::CharDevice),
+            FileType::BlockDevice => Some(Kind::BlockDevice),
+            FileType::Unknown => None,
+        }
+    }
+
     /// The name `stat` prints: `file`, `directory`, `fifo`, `socket`, `char_device`, …
     pub fn name(self) -> &'static str {
         match self {
@@ -671,6 +685,19 @@ impl Gate {
         )
         .map_err(|e| Error::io(shown_arg, &errno_io(e)))?;
         rustix::fs::Dir::new(fd).map_err(|e| Error::io(shown_arg, &errno_io(e)))
+    }
+
+    /// Whether the entry `name` of the directory `dir` is excluded (by name or root-relative path).
+    pub fn excluded_child(&self, dir: &Node, name: &OsStr) -> bool {
+        self.excludes.matches(name, &dir.rel.join(name))
+    }
+
+    /// The kind of the entry `name` of `dir`, without following a symlink and without opening it
+    /// (for listings on filesystems that do not report types).
+    pub fn kind_of_child(&self, dir: &Node, name: &OsStr) -> Option<Kind> {
+        rustix::fs::statat(dir.fd.as_fd(), name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+            .ok()
+            .map(|st| Kind::of(&st))
     }
 
     /// The entry `name` of the directory `dir`, for a walk: tested against the excludes, then

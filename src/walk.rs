@@ -30,19 +30,30 @@ pub const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn"];
 /// The largest ignore file read; the rest of a larger one is left out.
 const MAX_IGNORE_FILE: u64 = 1 << 20;
 
+/// An entry of a directory listing: its name and its type, as the directory read reports it
+/// (`d_type`, or `fstatat` without following links where the filesystem does not say).
+#[derive(Debug, Clone)]
+pub struct Listed {
+    /// The entry's name.
+    pub name: OsString,
+    /// A regular file, a directory or a symlink; other types are never listed.
+    pub kind: Kind,
+}
+
 /// Reads the entries of the directory `dir`, charging each against `max_entries`, and returns the
-/// ones a walk may show, sorted by name bytes: excluded entries, entries that cannot be examined
-/// and special files (FIFOs, sockets, devices) are left out.
+/// ones a walk may show, sorted by name bytes: excluded entries and special files (FIFOs,
+/// sockets, devices) are left out. Nothing is opened: the types come from the listing, and an
+/// entry is reached through the gate only when a tool descends into it or reads it.
 ///
 /// # Errors
 /// `limit:` past `max_entries` (nothing of this directory is returned then), `io:` when the
 /// directory cannot be read, `not a directory:`, `denied:` when it was moved out of its root.
-pub fn list(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Node>, Error> {
+pub fn list(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Listed>, Error> {
     let entries = ctx.gate.open_dir(dir, shown)?;
     if !ctx.gate.still_beneath(dir) {
         return Err(Error::Denied(shown.to_string()));
     }
-    let mut names: Vec<OsString> = Vec::new();
+    let mut listed: Vec<Listed> = Vec::new();
     for entry in entries {
         let entry = entry
             .map_err(|e| Error::io(shown, &std::io::Error::from_raw_os_error(e.raw_os_error())))?;
@@ -51,24 +62,31 @@ pub fn list(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Node>, Error> 
             continue;
         }
         ctx.budget.charge_entry()?;
-        names.push(OsStr::from_bytes(name).to_os_string());
-    }
-    names.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-    let mut nodes = Vec::with_capacity(names.len());
-    for name in names {
-        if let Some(n) = ctx.gate.child(dir, &name)
-            && matches!(n.kind(), Kind::File | Kind::Directory | Kind::Symlink)
-        {
-            nodes.push(n);
+        let name = OsStr::from_bytes(name);
+        if ctx.gate.excluded_child(dir, name) {
+            continue;
+        }
+        let kind = match Kind::from_file_type(entry.file_type()) {
+            Some(k) => Some(k),
+            None => ctx.gate.kind_of_child(dir, name),
+        };
+        if let Some(kind @ (Kind::File | Kind::Directory | Kind::Symlink)) = kind {
+            listed.push(Listed {
+                name: name.to_os_string(),
+                kind,
+            });
         }
     }
-    Ok(nodes)
+    listed.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    Ok(listed)
 }
 
 /// One entry met by [`walk`].
 pub struct Entry<'a> {
-    /// The entry, opened without following it.
-    pub node: &'a Node,
+    /// The directory that holds it.
+    pub dir: &'a Node,
+    /// Its name and type.
+    pub listed: &'a Listed,
     /// 1 for the start directory's children.
     pub depth: usize,
     /// The path to print: the caller's PATH joined with the entry's path below it (no trailing
@@ -138,7 +156,7 @@ pub fn walk(
 fn descend(
     ctx: &Ctx<'_>,
     dir: &Node,
-    children: Vec<Node>,
+    children: Vec<Listed>,
     depth: usize,
     max_depth: usize,
     ignores: Ignores,
@@ -148,31 +166,38 @@ fn descend(
 ) -> Result<(), Stop> {
     if ignores == Ignores::Respect {
         // Only the ignore files that the listing shows are opened.
-        let present = |name: &str| children.iter().any(|c| c.name() == name);
+        let present = |name: &str| children.iter().any(|c| c.name == name);
         levels.push(load_level(ctx.gate, dir, &present));
     }
     let base_len = display.len();
-    for child in children {
-        let is_dir = child.kind() == Kind::Directory;
-        if ignores == Ignores::Respect && is_ignored(levels, &child, is_dir) {
+    for child in &children {
+        let is_dir = child.kind == Kind::Directory;
+        if ignores == Ignores::Respect && is_ignored(levels, dir, &child.name, is_dir) {
             continue;
         }
         if !display.is_empty() && !display.ends_with(b"/") {
             display.push(b'/');
         }
-        display.extend_from_slice(child.name().as_bytes());
+        display.extend_from_slice(child.name.as_bytes());
         visit(&Entry {
-            node: &child,
+            dir,
+            listed: child,
             depth,
             display,
         })?;
-        if is_dir && depth < max_depth {
-            // An unreadable directory met while walking is skipped (SPEC §9).
-            match list(ctx, &child, "") {
+        // Descend only into what is a directory now, on the root's filesystem; an unreadable
+        // directory met while walking is skipped (SPEC §9).
+        if is_dir
+            && depth < max_depth
+            && let Some(sub) = ctx.gate.child(dir, &child.name)
+            && sub.kind() == Kind::Directory
+            && !sub.is_mount_point()
+        {
+            match list(ctx, &sub, "") {
                 Ok(grandchildren) => {
                     descend(
                         ctx,
-                        &child,
+                        &sub,
                         grandchildren,
                         depth + 1,
                         max_depth,
@@ -194,15 +219,15 @@ fn descend(
     Ok(())
 }
 
-/// Whether `node` is ignored: VCS metadata, or matched by the ignore files of the levels (the
-/// last level is its own directory).
-fn is_ignored(levels: &[Level], node: &Node, is_dir: bool) -> bool {
-    if let Some(name) = node.name().to_str()
+/// Whether the entry `name` of `dir` is ignored: VCS metadata, or matched by the ignore files of
+/// the levels (the last level is `dir`'s own).
+fn is_ignored(levels: &[Level], dir: &Node, name: &OsStr, is_dir: bool) -> bool {
+    if let Some(name) = name.to_str()
         && VCS_DIRS.contains(&name)
     {
         return true;
     }
-    let path = match_path(node.rel());
+    let path = match_path(&dir.rel().join(name));
     let decide = |pick: fn(&Level) -> Option<&Gitignore>| -> Option<bool> {
         levels
             .iter()

@@ -117,13 +117,13 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     };
     let prefix = display_prefix(args.bytes(0));
     let mut visit = |e: &Entry<'_>| -> Result<(), Stop> {
-        let kind = e.node.kind();
+        let kind = e.listed.kind;
         let wanted = match file_type {
             FileType::All => true,
             FileType::File => kind == K::File,
             FileType::Directory => kind == K::Directory,
         };
-        if wanted && glob.is_match(std::path::Path::new(e.node.name())) {
+        if wanted && glob.is_match(std::path::Path::new(&e.listed.name)) {
             ctx.out.push(e.display)?;
             ctx.out
                 .push(if kind == K::Directory { b"/\n" } else { b"\n" })?;

@@ -7,14 +7,19 @@
 //! `(?i)`, as `rg -i`). A file is binary when its first 8 KiB hold a NUL byte: skipped in a
 //! directory search, reported as `path: binary file matches` when named as PATH (as ripgrep).
 
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, mpsc};
+
 use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
 
 use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool, find};
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
-use crate::read::{Batch, Lines, charge_lines};
-use crate::resolve::Kind as K;
+use crate::read::{Batch, Lines};
+use crate::resolve::{Kind as K, Node};
 use crate::walk::{Entry, Ignores, display_prefix, walk};
 
 /// Bytes at the start of a file that decide whether it is binary (SPEC §7, as ripgrep).
@@ -193,89 +198,121 @@ enum Report {
     Binary,
 }
 
-struct Search<'a> {
-    ctx: &'a Ctx<'a>,
+/// What the search of one file found, before the read budget and the output cap are applied.
+/// The search reads ahead of those limits (on another thread, possibly); [`emit`] then applies
+/// them in file order, so the answer does not depend on how the work was split.
+#[derive(Debug, Default)]
+struct Found {
+    /// The formatted lines.
+    out: Vec<u8>,
+    /// For each line in `out`: the file's bytes looked at through it, and `out`'s length after it.
+    marks: Vec<(u64, usize)>,
+    /// The file's bytes looked at in all.
+    consumed: u64,
+}
+
+/// The limits as they stood when a file's search began: the search can stop once it is past
+/// them, since the answer will be cut there anyway.
+#[derive(Clone, Copy)]
+struct Snapshot {
+    read_left: u64,
+    room: usize,
+}
+
+impl Snapshot {
+    fn now(ctx: &Ctx<'_>) -> Snapshot {
+        Snapshot {
+            read_left: ctx.budget.read_left(),
+            room: ctx.out.room(),
+        }
+    }
+}
+
+struct Search {
     matcher: Matcher,
     /// Bytes to keep from the end of a piece of a long line, so that a match across pieces is
     /// found.
     overlap: usize,
 }
 
-impl Search<'_> {
-    /// Searches `file`; returns whether a line matched.
-    fn file(&self, mut lines: Lines, display: &[u8], report: Report) -> Result<bool, Stop> {
-        let out = self.ctx.out;
+impl Search {
+    /// Searches the file behind `lines`; `stop` ends the search early when another part of the
+    /// call has already ended it.
+    fn file(
+        &self,
+        mut lines: Lines,
+        display: &[u8],
+        report: Report,
+        limits: Snapshot,
+        stop: &AtomicBool,
+    ) -> Result<Found, Error> {
+        let mut f = Found::default();
         let mut line_no: u64 = 1;
-        let mut found = false;
-        let mut emitted: Vec<u8> = Vec::new();
         // A line longer than the hold limit: its first piece (printed if it matches), the tail
         // of the last piece searched, and whether it matched already.
-        let mut long: Option<(Vec<u8>, Vec<u8>, bool)> = None;
-        let emit = |emitted: &mut Vec<u8>, line_no: u64, text: &[u8]| -> Result<(), Stop> {
+        let mut long: Option<(Vec<u8>, Vec<u8>)> = None;
+        let record = |f: &mut Found, line_no: u64, text: &[u8], through: u64| {
             if report == Report::Binary {
-                out.push(display)?;
-                out.push(b": binary file matches\n")?;
-                return Ok(());
-            }
-            emitted.extend_from_slice(display);
-            emitted.push(b':');
-            emitted.extend_from_slice(line_no.to_string().as_bytes());
-            emitted.push(b':');
-            emitted.extend_from_slice(text);
-            emitted.push(b'\n');
-            if emitted.len() >= 64 * 1024 {
-                out.push(emitted)?;
-                emitted.clear();
-            }
-            Ok(())
-        };
-        loop {
-            let hold = if report == Report::Binary {
-                1 << 20
+                f.out.extend_from_slice(display);
+                f.out.extend_from_slice(b": binary file matches\n");
             } else {
-                out.room().saturating_add(1)
-            };
-            let Some(batch) = lines.next_batch(hold)? else {
-                break;
-            };
+                f.out.extend_from_slice(display);
+                f.out.push(b':');
+                f.out.extend_from_slice(line_no.to_string().as_bytes());
+                f.out.push(b':');
+                f.out.extend_from_slice(text);
+                f.out.push(b'\n');
+            }
+            f.marks.push((through, f.out.len()));
+        };
+        // Past either limit, the answer is cut before the rest of the file matters.
+        let done = |f: &Found| {
+            f.consumed > limits.read_left
+                || f.out.len() > limits.room
+                || stop.load(Ordering::Relaxed)
+        };
+        let hold = if report == Report::Binary {
+            1 << 20
+        } else {
+            limits.room.saturating_add(1)
+        };
+        while let Some(batch) = lines.next_batch(hold)? {
             match batch {
                 Batch::Piece(piece) => {
-                    self.ctx.budget.charge_read(piece.len() as u64)?;
-                    let (first, mut tail, mut matched) = long.take().unwrap_or_default();
+                    f.consumed += piece.len() as u64;
+                    let (first, mut tail) = long.take().unwrap_or_default();
                     let first = if first.is_empty() {
                         piece.to_vec()
                     } else {
                         first
                     };
                     tail.extend_from_slice(piece);
-                    matched = matched || self.matcher.find_at(&tail, 0).is_some();
-                    if matched {
-                        out.push(&emitted)?;
-                        emitted.clear();
-                        emit(&mut emitted, line_no, &first)?;
-                        out.push(&emitted)?;
-                        return Ok(true);
+                    if self.matcher.find_at(&tail, 0).is_some() {
+                        // The line is longer than the room left: printing it truncates.
+                        let through = f.consumed;
+                        record(&mut f, line_no, &first, through);
+                        return Ok(f);
                     }
                     let keep = tail.len().saturating_sub(self.overlap);
                     tail.drain(..keep);
-                    long = Some((first, tail, matched));
+                    long = Some((first, tail));
                 }
                 Batch::Lines(bytes) => {
-                    let (fit, over) = charge_lines(self.ctx.budget, bytes);
-                    let mut rest = fit;
-                    if let Some((first, mut tail, matched)) = long.take() {
+                    let base = f.consumed;
+                    let mut rest = bytes;
+                    let mut offset = 0; // of `rest` in `bytes`
+                    if let Some((first, mut tail)) = long.take() {
                         // The batch's first line ends the long line.
-                        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+                        let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
                         tail.extend_from_slice(&rest[..end]);
-                        if matched || self.matcher.find_at(&tail, 0).is_some() {
-                            out.push(&emitted)?;
-                            emitted.clear();
-                            emit(&mut emitted, line_no, &first)?;
-                            out.push(&emitted)?;
-                            return Ok(true);
+                        if self.matcher.find_at(&tail, 0).is_some() {
+                            record(&mut f, line_no, &first, base + end as u64);
+                            f.consumed = base + end as u64;
+                            return Ok(f);
                         }
                         line_no += 1;
-                        rest = &rest[(end + 1).min(rest.len())..];
+                        rest = &rest[end..];
+                        offset = end;
                     }
                     let mut pos = 0;
                     let mut counted = 0;
@@ -287,24 +324,48 @@ impl Search<'_> {
                         let end = memchr::memchr(b'\n', &rest[m..]).map_or(rest.len(), |i| m + i);
                         line_no += memchr::memchr_iter(b'\n', &rest[counted..start]).count() as u64;
                         counted = start;
-                        found = true;
-                        emit(&mut emitted, line_no, &rest[start..end])?;
+                        let through = base + (offset + (end + 1).min(rest.len())) as u64;
+                        record(&mut f, line_no, &rest[start..end], through);
                         if report == Report::Binary {
-                            return Ok(true);
+                            f.consumed = through;
+                            return Ok(f);
+                        }
+                        if f.out.len() > limits.room {
+                            f.consumed = through;
+                            return Ok(f);
                         }
                         pos = end + 1;
                     }
                     line_no += memchr::memchr_iter(b'\n', &rest[counted..]).count() as u64;
-                    if let Some(e) = over {
-                        out.push(&emitted)?;
-                        return Err(e.into());
-                    }
+                    f.consumed = base + bytes.len() as u64;
                 }
             }
+            if done(&f) {
+                break;
+            }
         }
-        out.push(&emitted)?;
-        Ok(found)
+        Ok(f)
     }
+}
+
+/// Applies the read budget and the output cap to one file's result, in file order: the lines
+/// looked at within the budget are printed; the line that crossed it is not (SPEC §5). Returns
+/// whether a line was printed.
+fn emit(ctx: &Ctx<'_>, f: &Found) -> Result<bool, Stop> {
+    let left = ctx.budget.read_left();
+    if f.consumed <= left {
+        ctx.budget.charge_read(f.consumed)?;
+        ctx.out.push(&f.out)?;
+        return Ok(!f.marks.is_empty());
+    }
+    let cut = f
+        .marks
+        .iter()
+        .take_while(|(through, _)| *through <= left)
+        .last()
+        .map_or(0, |&(_, len)| len);
+    ctx.out.push(&f.out[..cut])?;
+    Err(ctx.budget.read_exhausted().into())
 }
 
 /// Whether a file is binary: a NUL in its first [`BINARY_PROBE`] bytes (as ripgrep). Returns
@@ -312,6 +373,65 @@ impl Search<'_> {
 fn probe_binary(lines: &mut Lines) -> Result<(bool, usize), Error> {
     let head = lines.head(BINARY_PROBE)?;
     Ok((memchr::memchr(0, head).is_some(), head.len()))
+}
+
+/// A file of a directory search, found by the walk.
+struct Job {
+    index: usize,
+    dir: Node,
+    name: OsString,
+    display: Vec<u8>,
+    limits: Snapshot,
+}
+
+/// Searches a walked file; a file that vanished, is no longer a regular file or may not be read
+/// is skipped, as in any walk, and a binary file costs only the bytes that showed it binary.
+fn search_job(ctx: &Ctx<'_>, search: &Search, job: &Job, stop: &AtomicBool) -> Found {
+    let Some(node) = ctx.gate.child(&job.dir, &job.name) else {
+        return Found::default();
+    };
+    let Ok(file) = ctx.gate.open_read(&node, "") else {
+        return Found::default();
+    };
+    let mut lines = Lines::new(file, &shown(&job.display));
+    match probe_binary(&mut lines) {
+        Ok((false, _)) => {}
+        Ok((true, probed)) => {
+            return Found {
+                consumed: probed as u64,
+                ..Found::default()
+            };
+        }
+        Err(_) => return Found::default(),
+    }
+    search
+        .file(lines, &job.display, Report::Lines, job.limits, stop)
+        .unwrap_or_default()
+}
+
+/// Results that wait for their turn to be printed: at most this many files are searched ahead
+/// of the one printed next, which bounds memory.
+const MAX_AHEAD: usize = 64;
+
+/// Prints the results of a parallel search in file order.
+struct Printer<'c, 'a> {
+    ctx: &'c Ctx<'a>,
+    next: usize,
+    waiting: BTreeMap<usize, Found>,
+    found: bool,
+}
+
+impl Printer<'_, '_> {
+    fn take(&mut self, index: usize, f: Found) -> Result<(), Stop> {
+        self.waiting.insert(index, f);
+        while let Some(f) = self.waiting.remove(&self.next) {
+            self.next += 1;
+            if emit(self.ctx, &f)? {
+                self.found = true;
+            }
+        }
+        Ok(())
+    }
 }
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
@@ -323,8 +443,14 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let matcher = Matcher::new(pattern, args.bool(3))?;
     let search = Search {
         overlap: matcher.max_len(pattern).saturating_sub(1),
-        ctx,
         matcher,
+    };
+    let outcome = |found: bool| {
+        if found {
+            Outcome::Success
+        } else {
+            Outcome::Negative
+        }
     };
     let node = ctx.gate.resolve(args.bytes(1))?;
     if node.kind() != K::Directory {
@@ -335,12 +461,9 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         } else {
             Report::Lines
         };
-        let found = search.file(lines, args.bytes(1), report)?;
-        return Ok(if found {
-            Outcome::Success
-        } else {
-            Outcome::Negative
-        });
+        let never = AtomicBool::new(false);
+        let f = search.file(lines, args.bytes(1), report, Snapshot::now(ctx), &never)?;
+        return Ok(outcome(emit(ctx, &f)?));
     }
     let prefix = display_prefix(args.bytes(1));
     let ignores = if ctx.policy.respect_ignore_files {
@@ -348,35 +471,110 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     } else {
         Ignores::Off
     };
-    let mut found = false;
-    let mut visit = |e: &Entry<'_>| -> Result<(), Stop> {
-        if e.node.kind() != K::File || !file_glob.is_match(std::path::Path::new(e.node.name())) {
-            return Ok(());
-        }
-        // A file that vanished or may not be read is skipped, as in any walk.
-        let Ok(file) = ctx.gate.open_read(e.node, "") else {
-            return Ok(());
-        };
-        let shown_entry = shown(e.display);
-        let mut lines = Lines::new(file, &shown_entry);
-        let Ok((binary, probed)) = probe_binary(&mut lines) else {
-            return Ok(());
-        };
-        if binary {
-            ctx.budget.charge_read(probed as u64)?;
-            return Ok(());
-        }
-        if search.file(lines, e.display, Report::Lines)? {
-            found = true;
-        }
-        Ok(())
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    let stop = AtomicBool::new(false);
+    let mut printer = Printer {
+        ctx,
+        next: 0,
+        waiting: BTreeMap::new(),
+        found: false,
     };
-    walk(ctx, &node, &path, &prefix, max_depth, ignores, &mut visit)?;
-    Ok(if found {
-        Outcome::Success
-    } else {
-        Outcome::Negative
-    })
+    let mut count = 0;
+    let job_of = |e: &Entry<'_>, index: usize| Job {
+        index,
+        dir: e.dir.clone(),
+        name: e.listed.name.clone(),
+        display: e.display.to_vec(),
+        limits: Snapshot::now(ctx),
+    };
+    let wanted = |e: &Entry<'_>| {
+        e.listed.kind == K::File && file_glob.is_match(std::path::Path::new(&e.listed.name))
+    };
+    if workers == 1 {
+        let mut visit = |e: &Entry<'_>| -> Result<(), Stop> {
+            if wanted(e) {
+                let job = job_of(e, count);
+                count += 1;
+                printer.take(job.index, search_job(ctx, &search, &job, &stop))?;
+            }
+            Ok(())
+        };
+        walk(ctx, &node, &path, &prefix, max_depth, ignores, &mut visit)?;
+        return Ok(outcome(printer.found));
+    }
+    // The walk runs here, in order; the files are searched by the workers; results are printed
+    // here, in order. A limit, a truncation or an error stops the workers.
+    let (job_tx, job_rx) = mpsc::sync_channel::<Job>(workers * 2);
+    let job_rx = Mutex::new(job_rx);
+    let (done_tx, done_rx) = mpsc::channel::<(usize, Found)>();
+    let result = std::thread::scope(|scope| -> Result<(), Stop> {
+        for _ in 0..workers {
+            let (job_rx, done_tx, search, stop) = (&job_rx, done_tx.clone(), &search, &stop);
+            scope.spawn(move || {
+                loop {
+                    let job = match job_rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok(job) = job else { return };
+                    let found = if stop.load(Ordering::Relaxed) {
+                        Found::default()
+                    } else {
+                        search_job(ctx, search, &job, stop)
+                    };
+                    if done_tx.send((job.index, found)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        let mut visit = |e: &Entry<'_>| -> Result<(), Stop> {
+            if !wanted(e) {
+                return Ok(());
+            }
+            let job = job_of(e, count);
+            count += 1;
+            if job_tx.send(job).is_err() {
+                return Ok(());
+            }
+            let mut printed = Ok(());
+            while printed.is_ok() && count - printer.next > MAX_AHEAD {
+                match done_rx.recv() {
+                    Ok((i, f)) => printed = printer.take(i, f),
+                    Err(_) => break,
+                }
+            }
+            while printed.is_ok()
+                && let Ok((i, f)) = done_rx.try_recv()
+            {
+                printed = printer.take(i, f);
+            }
+            if printed.is_err() {
+                // The answer is complete: the files still queued need no search.
+                stop.store(true, Ordering::Relaxed);
+            }
+            printed
+        };
+        let walked = walk(ctx, &node, &path, &prefix, max_depth, ignores, &mut visit);
+        drop(job_tx);
+        // The files found before the walk stopped are printed first, as a serial search would
+        // have; a stop while printing them comes first too.
+        let printed = (|| {
+            while printer.next < count {
+                match done_rx.recv() {
+                    Ok((i, f)) => printer.take(i, f)?,
+                    Err(_) => break,
+                }
+            }
+            Ok(())
+        })();
+        printed.and(walked)
+    });
+    result?;
+    Ok(outcome(printer.found))
 }
 
 #[cfg(test)]
@@ -402,5 +600,21 @@ mod tests {
                 .find_at(b"a\nb", 0)
                 .is_none()
         );
+    }
+
+    #[test]
+    fn emit_drops_the_line_that_crosses_the_budget() {
+        let f = Found {
+            out: b"a:1:x\na:2:y\n".to_vec(),
+            marks: vec![(2, 6), (4, 12)],
+            consumed: 6,
+        };
+        let cut = f
+            .marks
+            .iter()
+            .take_while(|(t, _)| *t <= 3)
+            .last()
+            .map_or(0, |m| m.1);
+        assert_eq!(&f.out[..cut], b"a:1:x\n");
     }
 }

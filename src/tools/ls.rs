@@ -34,7 +34,7 @@ pub const TOOL: Tool = Tool {
         },
         Flag {
             names: &["-l", "-h", "-s", "--human-readable"],
-            effect: Effect::Dropped("ls prints names only; stat PATH describes one entry"),
+            effect: Effect::Dropped("ls prints names only, stat PATH describes one entry"),
         },
         Flag {
             names: &["-1", "-F", "-p", "--classify"],
@@ -64,12 +64,12 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     }
     let mut text = Vec::new();
     for child in crate::walk::list(ctx, &node, &path)? {
-        let name = child.name().as_bytes();
+        let name = child.name.as_bytes();
         if name.starts_with(b".") && !show_hidden {
             continue;
         }
         text.extend_from_slice(name);
-        match child.kind() {
+        match child.kind {
             K::Directory => text.push(b'/'),
             K::Symlink => text.push(b'@'),
             _ => {}

@@ -159,6 +159,8 @@ pub enum Effect {
     /// Left out of the equivalent call, which still answers the question; the text says what
     /// differs (ls's `-l`: names only).
     Dropped(&'static str),
+    /// Like `Dropped`, for a flag that takes a value (`stat -c FORMAT`): the value goes too.
+    DroppedWithValue(&'static str),
     /// Has no equivalent here; the text says why.
     Never(&'static str),
 }

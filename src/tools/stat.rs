@@ -24,15 +24,11 @@ pub const TOOL: Tool = Tool {
             effect: Effect::Always,
         },
         Flag {
-            names: &[
-                "-c",
-                "--format",
-                "--printf",
-                "-f",
-                "--file-system",
-                "-t",
-                "--terse",
-            ],
+            names: &["-c", "--format", "--printf"],
+            effect: Effect::DroppedWithValue("stat always prints its JSON line"),
+        },
+        Flag {
+            names: &["-f", "--file-system", "-t", "--terse"],
             effect: Effect::Dropped("stat always prints its JSON line"),
         },
     ],
