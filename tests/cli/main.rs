@@ -3,6 +3,7 @@
 
 mod support;
 
+mod agent_replay;
 mod diff;
 mod dispatch_args;
 mod docs;
