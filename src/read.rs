@@ -33,12 +33,27 @@ pub struct Lines {
     shown: String,
 }
 
+thread_local! {
+    /// The buffer of the last reader on this thread, kept so that the next one (the next file of
+    /// a search) need not allocate and zero a new one.
+    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+impl Drop for Lines {
+    fn drop(&mut self) {
+        let buf = std::mem::take(&mut self.buf);
+        if buf.len() <= 4 * BLOCK {
+            SPARE.set(buf);
+        }
+    }
+}
+
 impl Lines {
     /// A reader of `file`; `shown` is the caller's path, for errors.
     pub fn new(file: File, shown: &str) -> Lines {
         Lines {
             file,
-            buf: Vec::new(),
+            buf: SPARE.take(),
             start: 0,
             end: 0,
             eof: false,

@@ -409,9 +409,12 @@ fn search_job(ctx: &Ctx<'_>, search: &Search, job: &Job, stop: &AtomicBool) -> F
         .unwrap_or_default()
 }
 
+/// Files handed to a worker at once (fewer hand-overs, less waking of threads).
+const BATCH: usize = 16;
+
 /// Results that wait for their turn to be printed: at most this many files are searched ahead
 /// of the one printed next, which bounds memory.
-const MAX_AHEAD: usize = 64;
+const MAX_AHEAD: usize = 8 * BATCH;
 
 /// Prints the results of a parallel search in file order.
 struct Printer<'c, 'a> {
@@ -422,6 +425,13 @@ struct Printer<'c, 'a> {
 }
 
 impl Printer<'_, '_> {
+    fn take_all(&mut self, found: Vec<(usize, Found)>) -> Result<(), Stop> {
+        for (index, f) in found {
+            self.take(index, f)?;
+        }
+        Ok(())
+    }
+
     fn take(&mut self, index: usize, f: Found) -> Result<(), Stop> {
         self.waiting.insert(index, f);
         while let Some(f) = self.waiting.remove(&self.next) {
@@ -506,51 +516,61 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     }
     // The walk runs here, in order; the files are searched by the workers; results are printed
     // here, in order. A limit, a truncation or an error stops the workers.
-    let (job_tx, job_rx) = mpsc::sync_channel::<Job>(workers * 2);
+    let (job_tx, job_rx) = mpsc::sync_channel::<Vec<Job>>(workers * 2);
     let job_rx = Mutex::new(job_rx);
-    let (done_tx, done_rx) = mpsc::channel::<(usize, Found)>();
+    let (done_tx, done_rx) = mpsc::channel::<Vec<(usize, Found)>>();
     let result = std::thread::scope(|scope| -> Result<(), Stop> {
         for _ in 0..workers {
             let (job_rx, done_tx, search, stop) = (&job_rx, done_tx.clone(), &search, &stop);
             scope.spawn(move || {
                 loop {
-                    let job = match job_rx.lock() {
+                    let batch = match job_rx.lock() {
                         Ok(rx) => rx.recv(),
                         Err(_) => return,
                     };
-                    let Ok(job) = job else { return };
-                    let found = if stop.load(Ordering::Relaxed) {
-                        Found::default()
-                    } else {
-                        search_job(ctx, search, &job, stop)
-                    };
-                    if done_tx.send((job.index, found)).is_err() {
+                    let Ok(batch) = batch else { return };
+                    let found = batch
+                        .iter()
+                        .map(|job| {
+                            let f = if stop.load(Ordering::Relaxed) {
+                                Found::default()
+                            } else {
+                                search_job(ctx, search, job, stop)
+                            };
+                            (job.index, f)
+                        })
+                        .collect();
+                    if done_tx.send(found).is_err() {
                         return;
                     }
                 }
             });
         }
         drop(done_tx);
+        let mut batch: Vec<Job> = Vec::with_capacity(BATCH);
         let mut visit = |e: &Entry<'_>| -> Result<(), Stop> {
             if !wanted(e) {
                 return Ok(());
             }
-            let job = job_of(e, count);
+            batch.push(job_of(e, count));
             count += 1;
-            if job_tx.send(job).is_err() {
+            if batch.len() < BATCH {
+                return Ok(());
+            }
+            if job_tx.send(std::mem::take(&mut batch)).is_err() {
                 return Ok(());
             }
             let mut printed = Ok(());
             while printed.is_ok() && count - printer.next > MAX_AHEAD {
                 match done_rx.recv() {
-                    Ok((i, f)) => printed = printer.take(i, f),
+                    Ok(found) => printed = printer.take_all(found),
                     Err(_) => break,
                 }
             }
             while printed.is_ok()
-                && let Ok((i, f)) = done_rx.try_recv()
+                && let Ok(found) = done_rx.try_recv()
             {
-                printed = printer.take(i, f);
+                printed = printer.take_all(found);
             }
             if printed.is_err() {
                 // The answer is complete: the files still queued need no search.
@@ -559,13 +579,16 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             printed
         };
         let walked = walk(ctx, &node, &path, &prefix, max_depth, ignores, &mut visit);
+        if !batch.is_empty() {
+            let _ = job_tx.send(std::mem::take(&mut batch));
+        }
         drop(job_tx);
         // The files found before the walk stopped are printed first, as a serial search would
         // have; a stop while printing them comes first too.
         let printed = (|| {
             while printer.next < count {
                 match done_rx.recv() {
-                    Ok((i, f)) => printer.take(i, f)?,
+                    Ok(found) => printer.take_all(found)?,
                     Err(_) => break,
                 }
             }
