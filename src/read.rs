@@ -29,6 +29,10 @@ pub struct Lines {
     buf: Vec<u8>,
     start: usize,
     end: usize,
+    /// `buf[start..scanned]` holds no `\n`: a long line is searched once, not at every read.
+    scanned: usize,
+    /// Bytes handed out so far.
+    consumed: u64,
     eof: bool,
     shown: String,
 }
@@ -56,6 +60,8 @@ impl Lines {
             buf: SPARE.take(),
             start: 0,
             end: 0,
+            scanned: 0,
+            consumed: 0,
             eof: false,
             shown: shown.to_string(),
         }
@@ -69,27 +75,37 @@ impl Lines {
     pub fn next_batch(&mut self, hold: usize) -> Result<Option<Batch<'_>>> {
         let hold = hold.max(1);
         loop {
-            let pending = &self.buf[self.start..self.end];
-            if let Some(last) = memchr::memrchr(b'\n', pending) {
-                let (s, e) = (self.start, self.start + last + 1);
-                self.start = e;
-                return Ok(Some(Batch::Lines(&self.buf[s..e])));
+            let from = self.scanned.max(self.start);
+            if let Some(last) = memchr::memrchr(b'\n', &self.buf[from..self.end]) {
+                return Ok(Some(Batch::Lines(self.hand_out(from + last + 1))));
             }
+            self.scanned = self.end;
+            let pending = self.end - self.start;
             if self.eof {
-                if pending.is_empty() {
+                if pending == 0 {
                     return Ok(None);
                 }
-                let (s, e) = (self.start, self.end);
-                self.start = e;
-                return Ok(Some(Batch::Lines(&self.buf[s..e])));
+                return Ok(Some(Batch::Lines(self.hand_out(self.end))));
             }
-            if pending.len() >= hold {
-                let (s, e) = (self.start, self.end);
-                self.start = e;
-                return Ok(Some(Batch::Piece(&self.buf[s..e])));
+            if pending >= hold {
+                return Ok(Some(Batch::Piece(self.hand_out(self.end))));
             }
             self.fill(hold)?;
         }
+    }
+
+    /// Hands out the pending bytes up to `end`.
+    fn hand_out(&mut self, end: usize) -> &[u8] {
+        let start = self.start;
+        self.start = end;
+        self.scanned = end;
+        self.consumed += (end - start) as u64;
+        &self.buf[start..end]
+    }
+
+    /// Bytes handed out so far.
+    pub fn consumed(&self) -> u64 {
+        self.consumed
     }
 
     /// The first `n` bytes of the file (fewer when it is shorter), read ahead without consuming
@@ -111,6 +127,7 @@ impl Lines {
         let pending = self.end - self.start;
         if self.start > 0 {
             self.buf.copy_within(self.start..self.end, 0);
+            self.scanned -= self.start.min(self.scanned);
             self.start = 0;
             self.end = pending;
         }
@@ -131,6 +148,24 @@ impl Lines {
         }
         self.end += n;
         Ok(())
+    }
+}
+
+/// How long a line may grow before it is handed out in pieces, for a tool that prints what it
+/// reads (cat, head): `room` bytes left in the output, `left` in the read budget, `remaining`
+/// bytes of the file. When the rest of the file fits the budget, no line can cross it, so a long
+/// line can go out piece by piece; otherwise it is held until it is known to fit (or to be cut by
+/// the output cap, or to cross the budget), and memory stays bounded by those limits.
+pub fn hold(room: usize, left: u64, remaining: u64) -> usize {
+    let room = room.saturating_add(1);
+    if remaining <= left {
+        room.min(BLOCK)
+    } else {
+        room.min(
+            usize::try_from(left)
+                .unwrap_or(usize::MAX)
+                .saturating_add(1),
+        )
     }
 }
 
@@ -210,6 +245,26 @@ mod tests {
         let joined: Vec<u8> = b.iter().flat_map(|(_, v)| v.clone()).collect();
         assert_eq!(joined, b"abcdefgh\nz\n");
         assert!(!b[0].0, "the first batch is a piece of the long line");
+    }
+
+    #[test]
+    fn a_long_line_is_scanned_once() {
+        // 8 MiB without a newline, handed out in one piece: quadratic rescanning would take
+        // minutes here.
+        let data = vec![b'x'; 8 << 20];
+        let mut r = Lines::new(file_with(&data), "f");
+        match r.next_batch(usize::MAX).unwrap() {
+            Some(Batch::Lines(l)) => assert_eq!(l.len(), data.len()),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+        assert_eq!(r.consumed(), data.len() as u64);
+    }
+
+    #[test]
+    fn hold_follows_the_limits() {
+        assert_eq!(hold(100, 1000, 500), 101);
+        assert_eq!(hold(usize::MAX, u64::MAX, 1 << 40), BLOCK);
+        assert_eq!(hold(usize::MAX, 50, 1 << 40), 51);
     }
 
     #[test]

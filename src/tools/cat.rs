@@ -3,7 +3,7 @@
 use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool};
 use crate::envelope::Stop;
 use crate::error::shown;
-use crate::read::{Batch, Lines, charge_lines};
+use crate::read::{Batch, Lines, charge_lines, hold};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -51,9 +51,13 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let path = shown(args.bytes(0));
     let node = ctx.gate.resolve(args.bytes(0))?;
     let file = ctx.gate.open_read(&node, &path)?;
+    let size = u64::try_from(node.stat().st_size).unwrap_or(0);
     let mut lines = Lines::new(file, &path);
-    // A line longer than the room left in the output is truncated anyway: hold no more of it.
-    while let Some(batch) = lines.next_batch(ctx.out.room().saturating_add(1))? {
+    while let Some(batch) = lines.next_batch(hold(
+        ctx.out.room(),
+        ctx.budget.read_left(),
+        size.saturating_sub(lines.consumed()),
+    ))? {
         let (Batch::Lines(bytes) | Batch::Piece(bytes)) = batch;
         let (fit, over) = charge_lines(ctx.budget, bytes);
         ctx.out.push(fit)?;

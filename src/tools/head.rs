@@ -4,7 +4,7 @@
 use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool};
 use crate::envelope::Stop;
 use crate::error::shown;
-use crate::read::{Batch, Lines, charge_lines};
+use crate::read::{Batch, Lines, charge_lines, hold};
 
 /// The LINES parameter, shared with tail.
 pub const LINES: Param = Param {
@@ -60,10 +60,16 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let path = shown(args.bytes(0));
     let node = ctx.gate.resolve(args.bytes(0))?;
     let file = ctx.gate.open_read(&node, &path)?;
+    let size = u64::try_from(node.stat().st_size).unwrap_or(0);
     let mut left = args.int(1);
     let mut lines = Lines::new(file, &path);
     while left > 0 {
-        let Some(batch) = lines.next_batch(ctx.out.room().saturating_add(1))? else {
+        let Some(batch) = lines.next_batch(hold(
+            ctx.out.room(),
+            ctx.budget.read_left(),
+            size.saturating_sub(lines.consumed()),
+        ))?
+        else {
             break;
         };
         let wanted = match batch {
