@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::{Answer, TestEnv};
 
@@ -1582,4 +1582,108 @@ fn disabled_tool_is_found_before_bad_arguments() {
     let a = env.readbox(&["call", "head", r#"{"bogus":1}"#]);
     assert_eq!(a.error.as_deref(), Some("disabled: head is not enabled"));
     env.both("cat", &["a"]).ok("x\n");
+}
+
+/// A value of the right JSON type for every required parameter, so that each generated call
+/// is complete.
+fn required_sample(name: &str, schema: &Value) -> Value {
+    match (name, schema["type"].as_str()) {
+        ("pattern", _) => json!("x"),
+        (_, Some("string")) => json!("a.txt"),
+        (_, Some("integer")) => schema["minimum"].clone(),
+        (_, Some("boolean")) => json!(false),
+        other => panic!("no sample for {other:?}"),
+    }
+}
+
+#[test]
+fn calls_generated_from_the_schema_are_accepted_by_the_parser_and_its_bounds_are_exact() {
+    // The schema is what a model calls with: every value it allows must parse, and the values
+    // just past its bounds must not, or the schema and the parser have drifted apart.
+    let env = TestEnv::new();
+    env.write("a.txt", "x\ny\n");
+    env.mkdir("d");
+    let doc: Value = serde_json::from_str(&env.readbox(&["schema"]).output).unwrap();
+    let mut calls = 0;
+    for def in doc.as_array().unwrap() {
+        let tool = def["name"].as_str().unwrap();
+        let schema = &def["input_schema"];
+        let props = schema["properties"].as_object().unwrap();
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        let base: serde_json::Map<String, Value> = required
+            .iter()
+            .map(|r| (r.to_string(), required_sample(r, &props[*r])))
+            .collect();
+        let run = |obj: &serde_json::Map<String, Value>| {
+            let text = Value::Object(obj.clone()).to_string();
+            (env.readbox(&["call", tool, &text]), text)
+        };
+        let (a, text) = run(&base);
+        assert!(
+            !a.error.as_deref().unwrap_or("").starts_with("usage:"),
+            "{tool} {text}: {:?}",
+            a.error
+        );
+        calls += 1;
+        for (name, p) in props {
+            let mut good: Vec<Value> = Vec::new();
+            let mut bad: Vec<Value> = vec![json!([1])];
+            match p["type"].as_str().unwrap() {
+                "boolean" => {
+                    good.extend([json!(true), json!(false)]);
+                    bad.push(json!("true"));
+                }
+                "integer" => {
+                    let (min, max) = (
+                        p["minimum"].as_u64().unwrap(),
+                        p["maximum"].as_u64().unwrap(),
+                    );
+                    good.extend([json!(min), json!(max), p["default"].clone()]);
+                    bad.extend([json!(max + 1), json!(-1), json!(1.5), json!("1")]);
+                }
+                "string" => match p.get("enum") {
+                    Some(Value::Array(values)) => {
+                        good.extend(values.iter().cloned());
+                        bad.push(json!("bogus"));
+                    }
+                    _ => {
+                        good.push(
+                            p.get("default")
+                                .cloned()
+                                .unwrap_or_else(|| required_sample(name, p)),
+                        );
+                        bad.push(json!(5));
+                    }
+                },
+                other => panic!("{tool}.{name}: unexpected type {other}"),
+            }
+            good.retain(|v| !v.is_null());
+            for v in good {
+                let mut obj = base.clone();
+                obj.insert(name.clone(), v);
+                let (a, text) = run(&obj);
+                assert!(
+                    !a.error.as_deref().unwrap_or("").starts_with("usage:"),
+                    "{tool} {text}: the schema allows it, the parser refused: {:?}",
+                    a.error
+                );
+                calls += 1;
+            }
+            for v in bad {
+                let mut obj = base.clone();
+                obj.insert(name.clone(), v);
+                let (a, text) = run(&obj);
+                assert!(
+                    a.error.as_deref().unwrap_or("").starts_with("usage:"),
+                    "{tool} {text}: outside the schema, but accepted"
+                );
+            }
+        }
+    }
+    assert!(calls > 40, "only {calls} calls generated");
 }
