@@ -45,9 +45,15 @@ pub const MAX_SYMLINK_HOPS: u32 = 40;
 
 /// The exclude globs of the policy, matched regardless of case on a component's name and on its
 /// root-relative path (SPEC §6; globset syntax, `*` and `?` do not cross `/`).
+///
+/// A pattern without `/` can only ever match a single component, so it is tried on names, where
+/// `*` may be compiled as freely crossing (there is no `/` to cross) and globset needs no regex
+/// for the usual `.env`, `.env.*` or `*.pem`; a pattern with `/` is tried on the root-relative
+/// path, with `*` and `?` stopping at `/`.
 #[derive(Debug, Clone)]
 pub struct Excludes {
-    set: GlobSet,
+    names: GlobSet,
+    paths: GlobSet,
 }
 
 impl Excludes {
@@ -56,37 +62,46 @@ impl Excludes {
     /// # Errors
     /// The first pattern that does not compile, with globset's reason.
     pub fn new(patterns: &[String]) -> std::result::Result<Excludes, (String, String)> {
-        let mut b = GlobSetBuilder::new();
+        let (mut names, mut paths) = (GlobSetBuilder::new(), GlobSetBuilder::new());
         for p in patterns {
+            // Patterns and names are case-folded before they meet, so the globs themselves stay
+            // case-sensitive.
             let folded = String::from_utf8_lossy(&case_fold(p.as_bytes())).into_owned();
+            let on_path = folded.contains('/');
             let glob = GlobBuilder::new(&folded)
-                .case_insensitive(true)
-                .literal_separator(true)
+                .literal_separator(on_path)
                 .backslash_escape(true)
                 .build()
                 .map_err(|e| (p.clone(), e.kind().to_string()))?;
-            b.add(glob);
+            if on_path {
+                paths.add(glob)
+            } else {
+                names.add(glob)
+            };
         }
-        let set = b.build().map_err(|e| (String::new(), e.to_string()))?;
-        Ok(Excludes { set })
+        let build = |b: GlobSetBuilder| b.build().map_err(|e| (String::new(), e.to_string()));
+        Ok(Excludes {
+            names: build(names)?,
+            paths: build(paths)?,
+        })
+    }
+
+    fn is_empty(&self) -> bool {
+        self.names.is_empty() && self.paths.is_empty()
     }
 
     /// Whether the entry `name`, at root-relative path `rel` (which ends with `name`), is
     /// excluded by itself. Callers test every ancestor below the root too.
     pub fn matches(&self, name: &OsStr, rel: &Path) -> bool {
-        if self.set.is_empty() {
-            return false;
-        }
-        let matched = |p: &[u8]| {
-            self.set
-                .is_match(Path::new(OsStr::from_bytes(&case_fold(p))))
+        let matched = |set: &GlobSet, p: &[u8]| {
+            !set.is_empty() && set.is_match(Path::new(OsStr::from_bytes(&case_fold(p))))
         };
-        matched(name.as_bytes()) || matched(rel.as_os_str().as_bytes())
+        matched(&self.names, name.as_bytes()) || matched(&self.paths, rel.as_os_str().as_bytes())
     }
 
     /// Whether any component of the root-relative path `rel`, with its ancestors, is excluded.
     pub fn matches_any_prefix(&self, rel: &Path) -> bool {
-        if self.set.is_empty() {
+        if self.is_empty() {
             return false;
         }
         let mut prefix = PathBuf::new();
