@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::limits::Budget;
 
 /// Bytes asked of the kernel per read.
-pub const BLOCK: usize = 128 * 1024;
+pub const BLOCK: usize = 64 * 1024;
 
 /// A batch handed out by [`Lines::next_batch`].
 #[derive(Debug, PartialEq, Eq)]
