@@ -57,43 +57,50 @@ pub const TOOL: Tool = Tool {
 };
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
-    let path = shown(args.bytes(0));
-    let node = ctx.gate.resolve(args.bytes(0))?;
+    print_first_lines(ctx, args.bytes(0), args.int(1))
+}
+
+/// Prints the first `wanted` lines of the file the caller named `arg` (cat passes `u64::MAX`),
+/// each with its own line ending. Reading stops after the last line printed, and only the lines
+/// printed are charged against the read budget; the line that would cross it is not printed.
+pub fn print_first_lines(ctx: &Ctx<'_>, arg: &[u8], wanted: u64) -> Result<Outcome, Stop> {
+    let path = shown(arg);
+    let node = ctx.gate.resolve(arg)?;
     let file = ctx.gate.open_read(&node, &path)?;
     let size = u64::try_from(node.stat().st_size).unwrap_or(0);
-    let mut left = args.int(1);
+    let mut left = wanted;
     let mut lines = Lines::new(file, &path);
     while left > 0 {
-        let Some(batch) = lines.next_batch(hold(
-            ctx.out.room(),
-            ctx.budget.read_left(),
-            size.saturating_sub(lines.consumed()),
-        ))?
-        else {
+        let room = ctx.out.room();
+        let remaining = size.saturating_sub(lines.consumed());
+        let Some(batch) = lines.next_batch(hold(room, ctx.budget.read_left(), remaining))? else {
             break;
         };
-        let wanted = match batch {
-            Batch::Piece(p) => p,
+        let (chunk, last) = match batch {
+            Batch::Piece(p) => (p, false),
             Batch::Lines(b) => {
                 // Up to and including the `left`th line ending, or the whole batch.
                 let mut end = b.len();
-                for (n, i) in memchr::memchr_iter(b'\n', b).enumerate() {
-                    if n as u64 + 1 == left {
+                let mut seen = 0;
+                for i in memchr::memchr_iter(b'\n', b) {
+                    seen += 1;
+                    if seen == left {
                         end = i + 1;
                         break;
                     }
                 }
-                left -= memchr::memchr_iter(b'\n', &b[..end]).count() as u64;
-                &b[..end]
+                left -= seen;
+                // A batch that does not end a line ends the file.
+                (&b[..end], !b.ends_with(b"\n"))
             }
         };
-        let (fit, over) = charge_lines(ctx.budget, wanted);
+        let (fit, over) = charge_lines(ctx.budget, chunk);
         ctx.out.push(fit)?;
         if let Some(e) = over {
             return Err(e.into());
         }
-        if !wanted.ends_with(b"\n") && matches!(batch, Batch::Lines(_)) {
-            break; // the file's unterminated last line
+        if last {
+            break;
         }
     }
     Ok(Outcome::Success)
