@@ -400,10 +400,6 @@ impl Gate {
         &self.workdir
     }
 
-    /// The excludes in force.
-    pub fn excludes(&self) -> &Excludes {
-        &self.excludes
-    }
 
     /// Resolves the caller's `arg` to the object it names, following symlinks (the last one
     /// too), as the kernel would, but confined beneath the roots and checked against the excludes.

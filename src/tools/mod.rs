@@ -233,10 +233,6 @@ impl Args {
         }
     }
 
-    /// The values, for the audit log.
-    pub fn values(&self) -> &[Value] {
-        &self.values
-    }
 }
 
 #[cfg(test)]
