@@ -52,15 +52,22 @@ impl Log {
     /// Opens (creating if needed) the log for appending.
     ///
     /// # Errors
-    /// `io: audit log: …` when it cannot be opened (a folder, a missing parent, no permission).
+    /// `io: audit log: …` when it cannot be opened (a folder, a missing parent, no permission) or
+    /// is not a regular file.
     pub fn open(path: &Path) -> Result<Log, Error> {
         let file = std::fs::OpenOptions::new()
             .append(true)
             .create(true)
             .mode(0o600)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+            .custom_flags(
+                (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
+            )
             .open(path)
             .map_err(|e| Error::Io(format!("audit log: {}", crate::error::describe_io(&e))))?;
+        // A FIFO or a device is never written to (nor waited on).
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(Error::Io("audit log: not a regular file".into()));
+        }
         Ok(Log { file })
     }
 

@@ -212,7 +212,13 @@ fn open_gate(policy: &Policy) -> Result<Gate, Error> {
         deny_hardlinks: policy.deny_hardlinks,
         cross_mounts: policy.cross_mounts,
     };
-    Gate::new(&policy.roots, excludes, policy.workdir.clone(), options)
+    Gate::anchored(
+        &policy.roots,
+        &policy.locked_roots,
+        excludes,
+        policy.workdir.clone(),
+        options,
+    )
 }
 
 /// What a tool or meta command runs with, once the policy is loaded and the gate is open.

@@ -60,6 +60,8 @@ pub struct Policy {
     /// `sandbox = "require"`: a kernel without Landlock is a `config:` error (default
     /// `"best-effort"`).
     pub require_sandbox: bool,
+    /// The roots of the lock, if one is in force: excludes stay anchored to them.
+    pub locked_roots: Vec<PathBuf>,
     /// For each setting (config key), where its value came from: `default`, a file, or
     /// `env READBOX_X`.
     pub sources: BTreeMap<&'static str, String>,
@@ -242,9 +244,33 @@ fn canonical_dir(p: &Path, base: Option<&Path>) -> std::result::Result<PathBuf, 
     Ok(c)
 }
 
+/// Config files larger than this are refused.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Reads a config file: a regular file of at most [`MAX_CONFIG_BYTES`], opened without blocking
+/// (a FIFO, a device or standard input named as a config file is refused, never waited on).
+fn read_config(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32)
+        .open(path)?;
+    let md = file.metadata()?;
+    if !md.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if md.len() > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::other("larger than 1 MiB"));
+    }
+    let mut text = Vec::new();
+    file.take(MAX_CONFIG_BYTES).read_to_end(&mut text)?;
+    Ok(text)
+}
+
 fn parse_file(path: &Path, is_system: bool) -> Result<Option<Layer>> {
     let origin = Origin::File(path.to_path_buf());
-    let text = match std::fs::read(path) {
+    let text = match read_config(path) {
         Ok(t) => t,
         Err(e) if is_system && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
@@ -300,11 +326,19 @@ fn parse_file(path: &Path, is_system: bool) -> Result<Option<Layer>> {
             }
             "allowed_tools" => {
                 let mut tools = Vec::new();
-                for t in strings()? {
-                    tools.push(
-                        tool_name(&t)
-                            .ok_or_else(|| origin.error(key, "", format!("unknown tool '{t}'")))?,
-                    );
+                // A config file may be any file the caller names: its values are not echoed.
+                for (i, t) in strings()?.iter().enumerate() {
+                    tools.push(tool_name(t).ok_or_else(|| {
+                        origin.error(
+                            key,
+                            "",
+                            format!(
+                                "entry {} is not one of: {}",
+                                i + 1,
+                                crate::tools::NAMES.join(" ")
+                            ),
+                        )
+                    })?);
                 }
                 layer.tools = Some(tools);
             }
@@ -517,12 +551,13 @@ impl Policy {
             deny_hardlinks: false,
             cross_mounts: false,
             require_sandbox: false,
+            locked_roots: Vec::new(),
             sources: SETTINGS
                 .iter()
                 .map(|(k, _)| (*k, "default".to_string()))
                 .collect(),
         };
-        let mut explicit_workdir: Option<(PathBuf, Origin)> = None;
+        let mut explicit_workdir: Option<(PathBuf, Origin, PathBuf)> = None;
         let mut explicit_hardlinks: Option<bool> = None;
         let mut explicit_roots: Option<Vec<PathBuf>> = None;
         let mut bounds: Option<Bounds> = None;
@@ -549,13 +584,13 @@ impl Policy {
             if let Some(w) = &layer.workdir {
                 let c = canonical_dir(w, inputs.cwd.as_deref())
                     .map_err(|m| o.error("working_directory", "READBOX_WORKDIR", m))?;
-                explicit_workdir = Some((c, o.clone()));
+                explicit_workdir = Some((c, o.clone(), w.clone()));
                 set("working_directory");
             }
             if let Some(roots) = &layer.roots {
                 let base = explicit_workdir
                     .as_ref()
-                    .map(|(w, _)| w.clone())
+                    .map(|(w, _, _)| w.clone())
                     .or_else(|| inputs.cwd.clone());
                 let mut canon = Vec::new();
                 for r in roots {
@@ -564,15 +599,17 @@ impl Policy {
                             .map_err(|m| o.error("allowed_directories", "READBOX_ROOTS", m))?,
                     );
                 }
+                // The error names the root as written, never where a link led.
                 if let Some(b) = &bounds
-                    && let Some(wide) = canon
+                    && let Some(wide) = roots
                         .iter()
-                        .find(|r| !b.roots.iter().any(|l| r.starts_with(l)))
+                        .zip(&canon)
+                        .find(|(_, r)| !b.roots.iter().any(|l| r.starts_with(l)))
                 {
                     return Err(o.error(
                         "allowed_directories",
                         "READBOX_ROOTS",
-                        format!("{} is not within the locked roots", wide.display()),
+                        format!("{} is not within the locked roots", wide.0.display()),
                     ));
                 }
                 explicit_roots = Some(canon);
@@ -726,7 +763,7 @@ impl Policy {
                         None => {
                             let wd = explicit_workdir
                                 .as_ref()
-                                .map(|(w, _)| w.clone())
+                                .map(|(w, _, _)| w.clone())
                                 .or_else(|| inputs.cwd.clone());
                             let wd = wd.ok_or_else(|| {
                                 o.error("lock", "", "no working directory to lock to")
@@ -768,7 +805,7 @@ impl Policy {
             (None, None) => {
                 let wd = explicit_workdir
                     .as_ref()
-                    .map(|(w, _)| w.clone())
+                    .map(|(w, _, _)| w.clone())
                     .or_else(|| cwd.clone())
                     .ok_or_else(|| {
                         Error::Config("working_directory: there is no current directory".into())
@@ -779,14 +816,48 @@ impl Policy {
         if p.roots.is_empty() {
             return Err(Error::Config("allowed_directories: no root is set".into()));
         }
+        // A root beneath an excluded name (`~/.ssh`), or beneath an excluded path of a locked
+        // root (`.git/config` for a root narrowed to `.git`), would serve what is excluded: it
+        // fails closed (THREATS.md point 5).
+        let excludes = Excludes::new(&p.excludes)
+            .map_err(|(pat, why)| Error::Config(format!("exclude_patterns: '{pat}': {why}")))?;
+        for r in &p.roots {
+            let shown = |why: &str| {
+                let source = p
+                    .sources
+                    .get("allowed_directories")
+                    .cloned()
+                    .unwrap_or_default();
+                Error::Config(format!("allowed_directories ({source}): a root {why}"))
+            };
+            // The root's own name is not matched (SPEC §9); its ancestors' names are.
+            let ancestors = r.parent().map(Path::components).into_iter().flatten();
+            if ancestors
+                .into_iter()
+                .any(|c| matches!(c, std::path::Component::Normal(n) if excludes.matches_name(n)))
+            {
+                return Err(shown("lies beneath an excluded name"));
+            }
+            if let Some(b) = &bounds
+                && b.roots.iter().any(|l| {
+                    r.strip_prefix(l)
+                        .is_ok_and(|rel| excludes.matches_any_prefix(rel))
+                })
+            {
+                return Err(shown("is excluded from the locked roots"));
+            }
+        }
+        if let Some(b) = &bounds {
+            p.locked_roots = b.roots.clone();
+        }
         let within = |d: &Path| p.roots.iter().any(|r| d.starts_with(r));
         p.workdir = match explicit_workdir {
-            Some((w, _)) if within(&w) => w,
-            Some((w, origin)) => {
+            Some((w, _, _)) if within(&w) => w,
+            Some((_, origin, given)) => {
                 return Err(origin.error(
                     "working_directory",
                     "READBOX_WORKDIR",
-                    format!("{} is outside every root", w.display()),
+                    format!("{} is outside every root", given.display()),
                 ));
             }
             None => match cwd {
@@ -1026,6 +1097,47 @@ mod tests {
             ("READBOX_WORKDIR", &out),
         ]));
         assert!(matches!(e, Err(Error::Config(m)) if m.starts_with("READBOX_WORKDIR: ")));
+    }
+
+    #[test]
+    fn a_root_beneath_an_excluded_name_or_locked_path_fails_closed() {
+        let f = Fixture::new();
+        std::fs::create_dir_all(f.p("root/.ssh/sub")).unwrap();
+        std::fs::create_dir_all(f.p("root/.git")).unwrap();
+        let mut i = f.inputs(&[]);
+        i.cwd = Some(f.p("root/.ssh/sub"));
+        assert!(
+            matches!(Policy::load_from(&i), Err(Error::Config(m)) if m.contains("excluded name"))
+        );
+        let cfg = f.file(
+            "l.toml",
+            &format!(
+                "lock = true\nallowed_directories = [{:?}]\nexclude_patterns = [\".git/config\"]\n",
+                f.p("root")
+            ),
+        );
+        let git = f.p("root/.git").display().to_string();
+        let e = Policy::load_from(&f.inputs(&[
+            ("READBOX_CONFIG", cfg.to_str().unwrap()),
+            ("READBOX_ROOTS", &git),
+        ]));
+        // Narrowing to .git is allowed, but .git/config stays excluded: the excludes keep their
+        // anchor at the locked root.
+        assert_eq!(e.unwrap().locked_roots, vec![f.p("root")]);
+        let private = f.file(
+            "p.toml",
+            &format!("lock = true\nallowed_directories = [{:?}]\nexclude_patterns = [\"docs/private\"]\n", f.p("root")),
+        );
+        std::fs::create_dir_all(f.p("root/docs/private")).unwrap();
+        let docs = f.p("root/docs/private").display().to_string();
+        let e = Policy::load_from(&f.inputs(&[
+            ("READBOX_CONFIG", private.to_str().unwrap()),
+            ("READBOX_ROOTS", &docs),
+        ]));
+        assert!(
+            matches!(&e, Err(Error::Config(m)) if m.contains("excluded")),
+            "{e:?}"
+        );
     }
 
     #[test]

@@ -99,6 +99,14 @@ impl Excludes {
         matched(&self.names, name.as_bytes()) || matched(&self.paths, rel.as_os_str().as_bytes())
     }
 
+    /// Whether a name-only pattern (one without `/`) excludes `name`.
+    pub fn matches_name(&self, name: &OsStr) -> bool {
+        !self.names.is_empty()
+            && self
+                .names
+                .is_match(Path::new(OsStr::from_bytes(&case_fold(name.as_bytes()))))
+    }
+
     /// Whether any component of the root-relative path `rel`, with its ancestors, is excluded.
     pub fn matches_any_prefix(&self, rel: &Path) -> bool {
         if self.is_empty() {
@@ -187,6 +195,12 @@ struct Root {
     stat: Stat,
     /// Whether the root's own filesystem is a pseudo filesystem (checked once).
     pseudo: bool,
+    /// The root's mount id, where statx reports it: without openat2, it is how a bind mount of
+    /// the same filesystem (same device) is told apart.
+    mnt_id: Option<u64>,
+    /// The root's path below the locked root it was narrowed from (empty otherwise): excludes
+    /// are matched on paths relative to the locked root, so narrowing cannot re-anchor them.
+    anchor: PathBuf,
 }
 
 /// How strictly the gate confines, beyond the roots and the excludes (SPEC §4–§6, THREATS.md
@@ -282,8 +296,29 @@ impl Gate {
         workdir: PathBuf,
         options: Options,
     ) -> Result<Gate> {
+        Gate::anchored(roots, &[], excludes, workdir, options)
+    }
+
+    /// A gate whose roots were narrowed from `locked` roots: a root's excludes are matched on
+    /// paths relative to the locked root that holds it.
+    ///
+    /// # Errors
+    /// `config:` when a root cannot be opened as a directory.
+    pub fn anchored(
+        roots: &[PathBuf],
+        locked: &[PathBuf],
+        excludes: Excludes,
+        workdir: PathBuf,
+        options: Options,
+    ) -> Result<Gate> {
         let mut opened = Vec::with_capacity(roots.len());
         for path in roots {
+            let anchor = locked
+                .iter()
+                .filter_map(|l| path.strip_prefix(l).ok())
+                .max_by_key(|rel| rel.as_os_str().len())
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
             let fd = rustix::fs::open(
                 path.as_path(),
                 OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -305,6 +340,8 @@ impl Gate {
             })?;
             opened.push(Root {
                 path: path.clone(),
+                mnt_id: mount_id(&fd),
+                anchor,
                 pseudo: on_pseudo_fs(&fd),
                 fd: Arc::new(fd),
                 stat,
@@ -342,8 +379,19 @@ impl Gate {
     ) -> std::result::Result<(OwnedFd, Stat), Errno> {
         let fd = open_beneath(dir, name, !self.options.cross_mounts)?;
         let stat = rustix::fs::fstat(&fd)?;
-        if !self.options.cross_mounts && stat.st_dev != self.roots[root].stat.st_dev {
-            return Err(Errno::XDEV);
+        if !self.options.cross_mounts {
+            let r = &self.roots[root];
+            if stat.st_dev != r.stat.st_dev {
+                return Err(Errno::XDEV);
+            }
+            // Without openat2's RESOLVE_NO_XDEV, a bind mount of the same filesystem shows only
+            // in its mount id.
+            if OPENAT2.load(Ordering::Relaxed) == 2
+                && let Some(id) = r.mnt_id
+                && mount_id(&fd).is_some_and(|m| m != id)
+            {
+                return Err(Errno::XDEV);
+            }
         }
         Ok((fd, stat))
     }
@@ -390,6 +438,16 @@ impl Gate {
         }
     }
 
+    /// Whether the entry `name` at root-relative path `rel` beneath root `root` is excluded.
+    fn excluded(&self, root: usize, name: &OsStr, rel: &Path) -> bool {
+        let anchor = &self.roots[root].anchor;
+        if anchor.as_os_str().is_empty() {
+            self.excludes.matches(name, rel)
+        } else {
+            self.excludes.matches(name, &anchor.join(rel))
+        }
+    }
+
     /// Whether a regular file must be refused for its extra links.
     fn refused_hardlink(&self, stat: &Stat) -> bool {
         self.options.deny_hardlinks && Kind::of(stat) == Kind::File && stat.st_nlink > 1
@@ -399,7 +457,6 @@ impl Gate {
     pub fn workdir(&self) -> &Path {
         &self.workdir
     }
-
 
     /// Resolves the caller's `arg` to the object it names, following symlinks (the last one
     /// too), as the kernel would, but confined beneath the roots and checked against the excludes.
@@ -420,8 +477,10 @@ impl Gate {
         };
         // The path as written, folded: excluded there means denied, whatever exists.
         if let Some(folded) = fold(&absolute)
-            && let Some((_, rel)) = self.root_of(&folded)
-            && self.excludes.matches_any_prefix(&rel)
+            && let Some((root, rel)) = self.root_of(&folded)
+            && self
+                .excludes
+                .matches_any_prefix(&self.roots[root].anchor.join(rel))
         {
             return Err(Error::Denied(shown_arg));
         }
@@ -498,7 +557,7 @@ impl Gate {
                         .map(|s| s.name.as_os_str())
                         .chain(std::iter::once(c.as_os_str()))
                         .collect();
-                    if self.excludes.matches(&c, &rel) {
+                    if self.excluded(*root, &c, &rel) {
                         return Err(Error::Denied(shown_arg.into()));
                     }
                     if top_kind != Kind::Directory {
@@ -528,8 +587,10 @@ impl Gate {
                             )));
                         }
                         let target =
-                            rustix::fs::readlinkat(top.fd.as_fd(), c.as_os_str(), Vec::new())
-                                .map_err(|e| Error::io(shown_arg, &errno_io(e)))?;
+                            // The link is read through the handle that was checked, so a swap
+                            // in the meantime cannot substitute another target.
+                            rustix::fs::readlinkat(&fd, c"", Vec::new())
+                                .map_err(|_| Error::Denied(shown_arg.into()))?;
                         let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
                         if target.as_os_str().is_empty() {
                             return Err(Error::NotFound(shown_arg.into()));
@@ -584,7 +645,6 @@ impl Gate {
         shown_arg: &str,
     ) -> Error {
         let mut rel: Vec<&OsStr> = stack[1..].iter().map(|s| s.name.as_os_str()).collect();
-        let _ = root;
         for c in queue.iter().rev() {
             if c == "." {
                 continue;
@@ -600,7 +660,7 @@ impl Gate {
             }
             rel.push(c);
             let path: PathBuf = rel.iter().collect();
-            if self.excludes.matches(c, &path) {
+            if self.excluded(root, c, &path) {
                 return Error::Denied(shown_arg.into());
             }
         }
@@ -700,7 +760,7 @@ impl Gate {
 
     /// Whether the entry `name` of the directory `dir` is excluded (by name or root-relative path).
     pub fn excluded_child(&self, dir: &Node, name: &OsStr) -> bool {
-        self.excludes.matches(name, &dir.rel.join(name))
+        self.excluded(dir.root, name, &dir.rel.join(name))
     }
 
     /// The kind of the entry `name` of `dir`, without following a symlink and without opening it
@@ -716,7 +776,7 @@ impl Gate {
     /// examined: a walk leaves it out silently.
     pub fn child(&self, dir: &Node, name: &OsStr) -> Option<Node> {
         let rel = dir.rel.join(name);
-        if self.excludes.matches(name, &rel) {
+        if self.excluded(dir.root, name, &rel) {
             return None;
         }
         let (fd, stat, mount_point) = match self.step(dir.fd.as_fd(), name, dir.root) {
@@ -901,6 +961,13 @@ fn push_target(queue: &mut Vec<OsString>, target: &Path) {
 fn parent_or_self(p: &Path) -> PathBuf {
     p.parent()
         .map_or_else(|| p.to_path_buf(), Path::to_path_buf)
+}
+
+/// The mount id of the object behind `fd` (statx, Linux 5.8 and later).
+fn mount_id(fd: &OwnedFd) -> Option<u64> {
+    use rustix::fs::{AtFlags, StatxFlags};
+    let st = rustix::fs::statx(fd, c"", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID).ok()?;
+    (st.stx_mask & StatxFlags::MNT_ID.bits() != 0).then_some(st.stx_mnt_id)
 }
 
 /// Filesystems whose "files" are kernel interfaces, not content (THREATS.md point 3).

@@ -2,7 +2,7 @@
 //! matches the glob PATTERN, of type FILE_TYPE, to MAX_DEPTH (SPEC §7). Directories end with `/`;
 //! symlinks are listed, not followed, when FILE_TYPE is `all`.
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::{Args, Ctx, Effect, FileType, Flag, Kind, Outcome, Param, Tool};
 use crate::envelope::Stop;
@@ -85,20 +85,23 @@ pub const TOOL: Tool = Tool {
 ///
 /// # Errors
 /// `usage:` when the glob does not compile.
-pub fn name_glob(param: &str, pattern: &[u8]) -> Result<GlobMatcher, Error> {
+pub fn name_glob(param: &str, pattern: &[u8]) -> Result<GlobSet, Error> {
     let text = String::from_utf8_lossy(pattern);
-    GlobBuilder::new(&text)
+    let bad = |why: String| {
+        Error::Usage(format!(
+            "{param}: '{}' is not a valid glob: {why}",
+            shown(pattern)
+        ))
+    };
+    let glob = GlobBuilder::new(&text)
         .literal_separator(true)
         .backslash_escape(true)
         .build()
-        .map(|g| g.compile_matcher())
-        .map_err(|e| {
-            Error::Usage(format!(
-                "{param}: '{}' is not a valid glob: {}",
-                shown(pattern),
-                e.kind()
-            ))
-        })
+        .map_err(|e| bad(e.kind().to_string()))?;
+    // A set reports a glob too large to compile as an error, where a single matcher panics.
+    let mut set = GlobSetBuilder::new();
+    set.add(glob);
+    set.build().map_err(|_| bad("it is too large".into()))
 }
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {

@@ -232,7 +232,6 @@ impl Args {
             ref other => unreachable!("parameter {i} is not a file type: {other:?}"),
         }
     }
-
 }
 
 #[cfg(test)]

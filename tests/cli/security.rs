@@ -418,3 +418,79 @@ proptest! {
         let _ = readbox::args::parse(t, &words);
     }
 }
+
+#[test]
+fn narrowing_a_locked_root_into_an_excluded_tree_serves_nothing_excluded() {
+    // Excludes stay anchored at the locked root: a root narrowed to `.git` still hides
+    // `.git/config`, and a root beneath an excluded name fails closed.
+    let mut env = TestEnv::new();
+    env.secret(".git/config");
+    env.write(".git/HEAD", "ref: main\n");
+    env.secret(".ssh/sub/k");
+    env.secret("docs/private/p.txt");
+    let cfg = env.config(
+        "lock.toml",
+        &format!(
+            "lock = true\nallowed_directories = [{:?}]\nexclude_patterns = [\".ssh\", \".git/config\", \"docs/private\"]\n",
+            env.root()
+        ),
+    );
+    env.var("READBOX_CONFIG", cfg.to_str().unwrap());
+    let mut git = TestEnv::new();
+    git.var("READBOX_CONFIG", cfg.to_str().unwrap());
+    git.var("READBOX_ROOTS", env.p(".git").to_str().unwrap());
+    git.cd(env.p(".git").to_str().unwrap());
+    git.run("cat", &["HEAD"]).ok("ref: main\n");
+    git.run("cat", &["config"]).denied("config");
+    git.run("grep", &["CANARY", "."]).no_match();
+    for narrowed in [".ssh", ".ssh/sub", "docs/private"] {
+        let mut e = TestEnv::new();
+        e.var("READBOX_CONFIG", cfg.to_str().unwrap());
+        e.var("READBOX_ROOTS", env.p(narrowed).to_str().unwrap());
+        e.cd(env.p(narrowed).to_str().unwrap());
+        e.run("find", &["."]).fails("config", "excluded");
+    }
+    // Without a lock, a working directory beneath an excluded name is no root either.
+    let mut plain = TestEnv::new();
+    plain.cd(env.p(".ssh/sub").to_str().unwrap());
+    plain.run("cat", &["k"]).fails("config", "excluded name");
+}
+
+#[test]
+fn a_fifo_or_device_as_config_file_or_audit_log_is_refused_at_once() {
+    let env = TestEnv::new();
+    let fifo = env.base().join("cfg/fifo.toml");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    for config in [fifo.to_str().unwrap(), "/dev/zero"] {
+        let mut e = TestEnv::new();
+        e.var("READBOX_CONFIG", config);
+        e.run("pwd", &[] as &[&str])
+            .fails("config", "not a regular file");
+    }
+    let cfg = env.config("audit.toml", &format!("audit_log = {:?}\n", fifo));
+    let mut e = TestEnv::new();
+    e.var("READBOX_CONFIG", cfg.to_str().unwrap());
+    // A FIFO with no reader refuses a non-blocking open for writing: an `io:` error at once.
+    e.run("pwd", &[] as &[&str]).fails("io", "audit log");
+}
+
+#[test]
+fn globs_too_large_to_compile_are_usage_errors_not_crashes() {
+    let env = TestEnv::new();
+    env.write("a", "x\n");
+    let nested = format!("{}{}", "{a,".repeat(200), "}".repeat(200));
+    let stars = "*".repeat(100_000);
+    for p in [nested.as_str(), stars.as_str()] {
+        env.run("find", &[".", p])
+            .fails("usage", "not a valid glob");
+        env.run("grep", &["x", ".", "true", "false", p])
+            .fails("usage", "not a valid glob");
+    }
+}
