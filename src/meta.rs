@@ -187,7 +187,7 @@ pub fn run(
             out.push_str("\n")
         }
         Meta::Install => match words {
-            [dir] => install(Path::new(dir), policy, out),
+            [dir] if !dir.is_empty() => install(Path::new(dir), policy, out),
             _ => Err(Error::Usage("readbox install DIR".into()).into()),
         },
         Meta::Call => unreachable!("call runs a tool"),
