@@ -119,20 +119,23 @@ impl Output {
         match self.format {
             Format::Text => {
                 let fit = self.cap - st.len;
-                if bytes.len() <= fit {
-                    st.buf.extend_from_slice(bytes);
-                    st.len += bytes.len();
+                let chunk = if bytes.len() <= fit {
+                    bytes
                 } else {
-                    let cut = text_boundary(bytes, fit);
-                    st.buf.extend_from_slice(&bytes[..cut]);
-                    st.len += cut;
                     st.truncated = true;
-                }
-                if st.buf.len() >= TEXT_FLUSH_BYTES {
-                    let mut out = std::io::stdout().lock();
-                    // A closed stdout (a pipe whose reader left) is not our error: carry on.
-                    let _ = out.write_all(&st.buf).and_then(|()| out.flush());
-                    st.buf.clear();
+                    &bytes[..text_boundary(bytes, fit)]
+                };
+                st.len += chunk.len();
+                // A closed stdout (a pipe whose reader left) is not our error: carry on.
+                if st.buf.is_empty() && chunk.len() >= TEXT_FLUSH_BYTES / 2 {
+                    // Large pieces go out as they are, without a copy.
+                    let _ = std::io::stdout().lock().write_all(chunk);
+                } else {
+                    st.buf.extend_from_slice(chunk);
+                    if st.buf.len() >= TEXT_FLUSH_BYTES {
+                        let _ = std::io::stdout().lock().write_all(&st.buf);
+                        st.buf.clear();
+                    }
                 }
             }
             Format::Json => {
