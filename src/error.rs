@@ -107,13 +107,39 @@ pub fn describe_io(err: &std::io::Error) -> String {
     }
 }
 
+/// The longest argument shown whole in an error; a longer one is cut, with `…`, so that a
+/// hostile argument cannot make the answer arbitrarily large.
+pub const MAX_SHOWN_BYTES: usize = 4096;
+
 /// A caller's path argument as it may appear in an error: lossily decoded, with line breaks
-/// written as `\n`/`\r` so that the error stays one line.
+/// written as `\n`/`\r` so that the error stays one line, and cut after [`MAX_SHOWN_BYTES`].
 pub fn shown(path: &[u8]) -> String {
-    String::from_utf8_lossy(path)
+    let mut text = String::from_utf8_lossy(path)
         .replace('\n', "\\n")
-        .replace('\r', "\\r")
+        .replace('\r', "\\r");
+    if text.len() > MAX_SHOWN_BYTES {
+        let mut cut = MAX_SHOWN_BYTES;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push('…');
+    }
+    text
 }
 
 /// Shorthand for results whose error is [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shown_keeps_one_line_and_a_bounded_length() {
+        assert_eq!(shown(b"a\nb\xff"), "a\\nb\u{FFFD}");
+        let long = "é".repeat(5000);
+        let s = shown(long.as_bytes());
+        assert!(s.len() <= MAX_SHOWN_BYTES + '…'.len_utf8() && s.ends_with('…'));
+    }
+}

@@ -40,6 +40,10 @@ use rustix::io::Errno;
 
 use crate::error::{Error, Result, shown};
 
+/// Components left in a path that cannot be walked further, beyond which the rest is not
+/// examined (a path the kernel accepts holds at most 4096 bytes, so at most 2048 components).
+const MAX_COMPONENTS: usize = 4096;
+
 /// Symlinks expanded in one resolution before it fails with `io:` (as Linux's `ELOOP` limit).
 pub const MAX_SYMLINK_HOPS: u32 = 40;
 
@@ -644,13 +648,17 @@ impl Gate {
         err: Error,
         shown_arg: &str,
     ) -> Error {
-        let mut rel: Vec<&OsStr> = stack[1..].iter().map(|s| s.name.as_os_str()).collect();
+        // Beyond what any kernel path can hold, there is nothing to find: deny.
+        if queue.len() > MAX_COMPONENTS {
+            return Error::Denied(shown_arg.into());
+        }
+        let mut rel: PathBuf = stack[1..].iter().map(|s| s.name.as_os_str()).collect();
         for c in queue.iter().rev() {
             if c == "." {
                 continue;
             }
             if c == ".." {
-                if rel.pop().is_none() {
+                if !rel.pop() {
                     return Error::Denied(shown_arg.into());
                 }
                 continue;
@@ -659,8 +667,7 @@ impl Gate {
                 return Error::Denied(shown_arg.into());
             }
             rel.push(c);
-            let path: PathBuf = rel.iter().collect();
-            if self.excluded(root, c, &path) {
+            if self.excluded(root, c, &rel) {
                 return Error::Denied(shown_arg.into());
             }
         }

@@ -494,3 +494,22 @@ fn globs_too_large_to_compile_are_usage_errors_not_crashes() {
             .fails("usage", "not a valid glob");
     }
 }
+
+#[test]
+fn a_huge_argument_is_cut_in_the_error() {
+    // The answer's size must not grow with a hostile argument.
+    let env = TestEnv::new();
+    let long = "x/".repeat(3_000);
+    let a = env.run("cat", &[long.as_str()]);
+    let e = a.error.as_deref().unwrap();
+    assert!(
+        e.starts_with("not found: x/x/") && e.ends_with('…'),
+        "{e:.40}"
+    );
+    assert!(e.len() < 4200, "error of {} bytes", e.len());
+    // Far past any real path, the answer is a denial, and it comes at once.
+    let t = std::time::Instant::now();
+    env.run("cat", &["x/".repeat(60_000).as_str()])
+        .fails("denied", "x/x/");
+    assert!(t.elapsed() < Duration::from_secs(5));
+}
