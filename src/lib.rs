@@ -49,7 +49,7 @@ use envelope::{Format, Output, Stop};
 use error::Error;
 use limits::{Budget, Deadline};
 use policy::Policy;
-use resolve::{Excludes, Gate};
+use resolve::Gate;
 use sandbox::Enforcement;
 use tools::{Ctx, Outcome, Tool};
 
@@ -204,10 +204,8 @@ enum Words<'a> {
     Json(&'a OsString),
 }
 
-/// The gate of `policy`: its roots opened, its excludes compiled.
+/// The gate of `policy`: its roots opened, with the excludes the policy compiled.
 fn open_gate(policy: &Policy) -> Result<Gate, Error> {
-    let excludes = Excludes::new(&policy.excludes)
-        .map_err(|(p, why)| Error::Config(format!("exclude_patterns: '{p}': {why}")))?;
     let options = resolve::Options {
         deny_hardlinks: policy.deny_hardlinks,
         cross_mounts: policy.cross_mounts,
@@ -215,7 +213,7 @@ fn open_gate(policy: &Policy) -> Result<Gate, Error> {
     Gate::anchored(
         &policy.roots,
         &policy.locked_roots,
-        excludes,
+        policy.exclude_matcher.clone(),
         policy.workdir.clone(),
         options,
     )

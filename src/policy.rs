@@ -62,6 +62,8 @@ pub struct Policy {
     pub require_sandbox: bool,
     /// The roots of the lock, if one is in force: excludes stay anchored to them.
     pub locked_roots: Vec<PathBuf>,
+    /// `excludes`, compiled once (the gate matches with it).
+    pub exclude_matcher: Excludes,
     /// For each setting (config key), where its value came from: `default`, a file, or
     /// `env READBOX_X`.
     pub sources: BTreeMap<&'static str, String>,
@@ -552,6 +554,7 @@ impl Policy {
             cross_mounts: false,
             require_sandbox: false,
             locked_roots: Vec::new(),
+            exclude_matcher: Excludes::new(&[]).expect("no patterns always compile"),
             sources: SETTINGS
                 .iter()
                 .map(|(k, _)| (*k, "default".to_string()))
@@ -850,6 +853,7 @@ impl Policy {
         if let Some(b) = &bounds {
             p.locked_roots = b.roots.clone();
         }
+        p.exclude_matcher = excludes;
         let within = |d: &Path| p.roots.iter().any(|r| d.starts_with(r));
         p.workdir = match explicit_workdir {
             Some((w, _, _)) if within(&w) => w,
