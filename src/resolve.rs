@@ -679,13 +679,12 @@ impl Gate {
     fn enter(&self, p: PathBuf) -> Option<Pos> {
         if let Some(i) = self.roots.iter().position(|r| r.path == p) {
             let r = &self.roots[i];
-            let stat = rustix::fs::fstat(r.fd.as_fd()).ok()?;
             return Some(Pos::Beneath {
                 root: i,
                 stack: vec![Step {
                     fd: r.fd.clone(),
                     name: OsString::new(),
-                    stat,
+                    stat: r.stat,
                 }],
             });
         }
@@ -820,16 +819,13 @@ impl Gate {
     /// any more, or is excluded.
     pub fn ancestors(&self, node: &Node) -> Vec<Node> {
         let root = &self.roots[node.root];
-        let Ok(stat) = rustix::fs::fstat(root.fd.as_fd()) else {
-            return Vec::new();
-        };
         let mut chain = vec![Node {
             root: node.root,
             fd: root.fd.clone(),
             parent: None,
             name: OsString::new(),
             rel: PathBuf::new(),
-            stat,
+            stat: root.stat,
             mount_point: false,
         }];
         let names: Vec<&OsStr> = node.rel.iter().collect();
