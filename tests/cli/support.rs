@@ -30,6 +30,8 @@ pub struct Answer {
     pub output: String,
     pub error: Option<String>,
     pub truncated: bool,
+    /// The envelope's `notes` (json format), empty when it has none.
+    pub notes: Vec<String>,
     pub shown: String,
 }
 
@@ -212,6 +214,7 @@ impl TestEnv {
             output: String::new(),
             error: None,
             truncated: false,
+            notes: Vec::new(),
             shown,
         };
         a.check_invariants(self);
@@ -278,7 +281,25 @@ impl Answer {
         let v: serde_json::Map<String, Value> = serde_json::from_str(body)
             .unwrap_or_else(|e| panic!("not JSON ({e}) for {}: {body}", self.shown));
         let keys: Vec<&str> = v.keys().map(String::as_str).collect();
-        assert_eq!(keys, ["output", "error", "truncated"], "envelope keys");
+        if keys.len() == 4 {
+            assert_eq!(
+                keys,
+                ["output", "error", "truncated", "notes"],
+                "envelope keys"
+            );
+            let notes = v["notes"].as_array().expect("notes is an array");
+            assert!(!notes.is_empty(), "notes is present only when non-empty");
+            self.notes = notes
+                .iter()
+                .map(|n| {
+                    let n = n.as_str().expect("a note is a string");
+                    assert!(!n.contains('\n'), "a note is one line");
+                    n.to_string()
+                })
+                .collect();
+        } else {
+            assert_eq!(keys, ["output", "error", "truncated"], "envelope keys");
+        }
         self.output = v["output"]
             .as_str()
             .expect("output is a string")
