@@ -691,118 +691,154 @@ pub fn is_hidden_control(c: char) -> bool {
     matches!(c, '\u{7F}'..='\u{9F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
-const LO: u64 = 0x0101_0101_0101_0101;
-const HI: u64 = 0x8080_8080_8080_8080;
-
-/// Whether some byte of the word `w` needs attention in a JSON string: a C0 control, `"`, `\`,
-/// DEL, or any byte of a multi-byte sequence (which may be invalid, a C1 or a bidi control).
-/// Exact about existence (no false negatives, no false positives), per the classic SWAR tests.
+/// Whether `b` needs attention in a JSON string: a C0 control, `"`, `\`, DEL, or any byte of a
+/// multi-byte sequence (which may be invalid, a C1 or a bidi control).
 #[inline(always)]
-fn word_needs_work(w: u64) -> bool {
-    let zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
-    let below_space = w.wrapping_sub(LO * 0x20) & !w & HI;
-    (below_space
-        | zero(w ^ (LO * b'"' as u64))
-        | zero(w ^ (LO * b'\\' as u64))
-        | (w & HI)
-        | zero(w ^ (LO * 0x7F)))
-        != 0
+fn needs_work(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\' || b >= 0x7F
+}
+
+/// The positions of the bytes that need work among the 16 at `raw[at..at + 16]`, as a bit mask
+/// (bit k for `raw[at + k]`).
+#[inline(always)]
+fn work_mask(raw: &[u8], at: usize) -> u32 {
+    let block: &[u8; 16] = raw[at..at + 16].try_into().expect("16 bytes");
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
+            _mm_or_si128, _mm_set1_epi8,
+        };
+        // SAFETY: SSE2 is part of the x86_64 baseline, so these instructions always exist; the
+        // load is unaligned and reads exactly the 16 bytes of `block`.
+        unsafe {
+            let v = _mm_loadu_si128(block.as_ptr().cast::<__m128i>());
+            // A signed compare with 0x20 catches the C0 controls and, as negative numbers, every
+            // byte from 0x80 up.
+            let low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+            let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+            let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+            let del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7F));
+            let any = _mm_or_si128(_mm_or_si128(low, quote), _mm_or_si128(backslash, del));
+            _mm_movemask_epi8(any) as u32
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut mask = 0;
+        for (k, &b) in block.iter().enumerate() {
+            mask |= u32::from(needs_work(b)) << k;
+        }
+        mask
+    }
 }
 
 /// Appends `raw` to `out` as the inside of a JSON string literal: decoded as
 /// `String::from_utf8_lossy` does (U+FFFD per maximal invalid sequence), with `"` and `\`
 /// escaped, C0 controls as `\n`, `\t`, `\r`, `\b`, `\f` or `\u00XX`, and DEL, C1 and bidi
-/// controls as `\uXXXX`. Long runs of plain ASCII are found eight bytes at a time and copied
-/// whole. Returns the bytes of `raw` consumed (all of them, unless `last` is false and `raw`
-/// ends inside a UTF-8 sequence) and the UTF-8 size of the decoded text.
+/// controls as `\uXXXX`. The bytes that need work are found sixteen at a time, and the runs
+/// between them are copied whole. Returns the bytes of `raw` consumed (all of them, unless `last`
+/// is false and `raw` ends inside a UTF-8 sequence) and the UTF-8 size of the decoded text.
 pub fn escape_json(out: &mut Vec<u8>, raw: &[u8], last: bool) -> (usize, usize) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let n = raw.len();
-    let mut i = 0;
     let mut run = 0; // start of the clean run not yet copied
     let mut decoded = 0;
-    out.reserve(n + n / 8);
+    let mut i = 0; // bytes before `i` are handled or in the run
+    out.reserve(n + n / 8 + 16);
     while i < n {
-        while i + 8 <= n {
-            let w = u64::from_le_bytes(raw[i..i + 8].try_into().expect("8 bytes"));
-            if word_needs_work(w) {
+        // The next byte that needs work, at or after `i`.
+        let mut at = n;
+        while i + 16 <= n {
+            let mask = work_mask(raw, i);
+            if mask != 0 {
+                at = i + mask.trailing_zeros() as usize;
                 break;
             }
-            i += 8;
+            i += 16;
         }
-        if i >= n {
+        if at == n {
+            at = raw[i..]
+                .iter()
+                .position(|&b| needs_work(b))
+                .map_or(n, |k| i + k);
+        }
+        if at == n {
             break;
         }
-        let b = raw[i];
-        if b >= 0x20 && b != b'"' && b != b'\\' && b < 0x7F {
-            i += 1;
-            continue;
+        out.extend_from_slice(&raw[run..at]);
+        decoded += at - run;
+        match escape_one(out, raw, at, last) {
+            Some((len, size)) => {
+                decoded += size;
+                i = at + len;
+                run = i;
+            }
+            None => return (at, decoded),
         }
-        out.extend_from_slice(&raw[run..i]);
-        decoded += i - run;
-        if b < 0x80 {
-            match b {
-                b'"' => out.extend_from_slice(b"\\\""),
-                b'\\' => out.extend_from_slice(b"\\\\"),
-                b'\n' => out.extend_from_slice(b"\\n"),
-                b'\t' => out.extend_from_slice(b"\\t"),
-                b'\r' => out.extend_from_slice(b"\\r"),
-                0x08 => out.extend_from_slice(b"\\b"),
-                0x0C => out.extend_from_slice(b"\\f"),
-                _ => out.extend_from_slice(&[
-                    b'\\',
-                    b'u',
-                    b'0',
-                    b'0',
-                    HEX[(b >> 4) as usize],
-                    HEX[(b & 15) as usize],
-                ]),
-            }
-            i += 1;
-            decoded += 1;
-            run = i;
-            continue;
-        }
-        // A multi-byte sequence: valid, invalid, or cut off by the end of `raw`.
-        let window = &raw[i..n.min(i + 4)];
-        let (len, ch) = match std::str::from_utf8(window) {
-            Ok(s) => first_char(s),
-            Err(e) if e.valid_up_to() > 0 => {
-                first_char(std::str::from_utf8(&window[..e.valid_up_to()]).unwrap_or_default())
-            }
-            Err(e) => match e.error_len() {
-                Some(bad) => (bad, None),
-                None if !last => {
-                    // Unfinished at the end: the caller keeps it for the next piece.
-                    return (i, decoded);
-                }
-                None => (window.len(), None),
-            },
-        };
-        match ch {
-            Some(c) if is_hidden_control(c) => {
-                let v = c as u32;
-                out.extend_from_slice(b"\\u");
-                for shift in [12, 8, 4, 0] {
-                    out.push(HEX[((v >> shift) & 15) as usize]);
-                }
-                decoded += len;
-            }
-            Some(_) => {
-                out.extend_from_slice(&raw[i..i + len]);
-                decoded += len;
-            }
-            None => {
-                out.extend_from_slice("\u{FFFD}".as_bytes());
-                decoded += 3;
-            }
-        }
-        i += len;
-        run = i;
     }
     out.extend_from_slice(&raw[run..n]);
     decoded += n - run;
     (n, decoded)
+}
+
+/// Writes the escape of the byte or character at `raw[i]`, which needs work; returns the bytes
+/// of `raw` it took and their decoded UTF-8 size, or `None` for a sequence that `raw` ends inside
+/// of (when not `last`).
+#[inline]
+fn escape_one(out: &mut Vec<u8>, raw: &[u8], i: usize, last: bool) -> Option<(usize, usize)> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let b = raw[i];
+    if b < 0x80 {
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0C => out.extend_from_slice(b"\\f"),
+            _ => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[(b >> 4) as usize],
+                HEX[(b & 15) as usize],
+            ]),
+        }
+        return Some((1, 1));
+    }
+    // A multi-byte sequence: valid, invalid, or cut off by the end of `raw`.
+    let window = &raw[i..raw.len().min(i + 4)];
+    let (len, ch) = match std::str::from_utf8(window) {
+        Ok(s) => first_char(s),
+        Err(e) if e.valid_up_to() > 0 => {
+            first_char(std::str::from_utf8(&window[..e.valid_up_to()]).unwrap_or_default())
+        }
+        Err(e) => match e.error_len() {
+            Some(bad) => (bad, None),
+            None if !last => return None,
+            None => (window.len(), None),
+        },
+    };
+    match ch {
+        Some(c) if is_hidden_control(c) => {
+            let v = c as u32;
+            out.extend_from_slice(b"\\u");
+            for shift in [12, 8, 4, 0] {
+                out.push(HEX[((v >> shift) & 15) as usize]);
+            }
+            Some((len, len))
+        }
+        Some(_) => {
+            out.extend_from_slice(&raw[i..i + len]);
+            Some((len, len))
+        }
+        None => {
+            out.extend_from_slice("\u{FFFD}".as_bytes());
+            Some((len, 3))
+        }
+    }
 }
 
 /// The byte length and value of the first character of a non-empty `s`.
@@ -894,6 +930,47 @@ mod tests {
             assert_eq!(format!("\"{}\"", escaped(raw)), want, "{raw:?}");
             let mut out = Vec::new();
             assert_eq!(escape_json(&mut out, raw, true), (raw.len(), lossy.len()));
+        }
+    }
+
+    /// The reference: serde_json's escaping of the lossy decoding, with DEL, C1 and bidi
+    /// controls as `\uXXXX` on top.
+    fn reference(raw: &[u8]) -> String {
+        let plain = serde_json::to_string(&String::from_utf8_lossy(raw)).unwrap();
+        let mut out = String::new();
+        for c in plain.chars() {
+            if is_hidden_control(c) {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn escaping_agrees_with_the_reference_on_any_bytes(
+            raw in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::num::u8::ANY,
+                    proptest::sample::select(b"\n\"\\\x7f\xc2\x9b\xe2\x80\xaeab".to_vec()),
+                ],
+                0..200,
+            ),
+            split in 0usize..200,
+        ) {
+            let mut out = vec![b'"'];
+            escape_json(&mut out, &raw, true);
+            out.push(b'"');
+            proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), reference(&raw));
+            // In two pieces, with the unfinished sequence carried over, the result is the same.
+            let split = split.min(raw.len());
+            let mut out = vec![b'"'];
+            let (used, _) = escape_json(&mut out, &raw[..split], false);
+            escape_json(&mut out, &raw[used..], true);
+            out.push(b'"');
+            proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), reference(&raw));
         }
     }
 

@@ -186,6 +186,33 @@ impl TestEnv {
         self.finish(c, args)
     }
 
+    /// `readbox TOOL ARGS...` and readbox's own peak resident memory in KiB. The child is forked
+    /// by a small Python launcher (`python3 -I -S`): a process forked from this test binary would
+    /// carry the test binary's memory in its high-water mark.
+    pub fn run_measured<S: AsRef<OsStr>>(&self, tool: &str, args: &[S]) -> (Answer, u64) {
+        const LAUNCHER: &str = "import os, sys\n\
+            rss, exe = sys.argv[1], sys.argv[2]\n\
+            pid = os.fork()\n\
+            if pid == 0:\n\
+            \x20   os.execv(exe, [exe] + sys.argv[3:])\n\
+            _, status, usage = os.wait4(pid, 0)\n\
+            open(rss, 'w').write(str(usage.ru_maxrss))\n\
+            sys.exit(os.waitstatus_to_exitcode(status))\n";
+        let rss = self.base().join("rss.txt");
+        let mut c = self.command(Path::new("python3"));
+        c.args(["-I", "-S", "-c", LAUNCHER]);
+        c.arg(&rss).arg(Self::binary()).arg(tool).args(args);
+        let mut words: Vec<&OsStr> = vec![OsStr::new(tool)];
+        words.extend(args.iter().map(AsRef::as_ref));
+        let answer = self.finish(c, &words);
+        let kib = std::fs::read_to_string(&rss)
+            .expect("the launcher wrote the peak memory")
+            .trim()
+            .parse()
+            .expect("a number of KiB");
+        (answer, kib)
+    }
+
     /// Runs the call both ways, asserts that they answer alike, and returns the answer.
     pub fn both<S: AsRef<OsStr>>(&self, tool: &str, args: &[S]) -> Answer {
         let a = self.run(tool, args);
