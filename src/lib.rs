@@ -138,8 +138,20 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Ok(p) => p,
         Err(e) => return answer_now(early, &label, "", Some(e), EXIT_ERROR),
     };
+    // Help and the version are for a person at a terminal: plain text there, unless a format
+    // was chosen; a program reading them gets the envelope.
+    let help = matches!(meta, Some(Meta::Help | Meta::Version))
+        || (tool.is_some() && is_help_request(&words));
+    let format = if help
+        && policy.sources.get("format").is_none_or(|s| s == "default")
+        && rustix::termios::isatty(rustix::stdio::stdout())
+    {
+        Format::Text
+    } else {
+        policy.format
+    };
     let out = Output::new(
-        policy.format,
+        format,
         usize::try_from(policy.max_output_bytes).unwrap_or(usize::MAX),
     );
     let audit = match &policy.audit_log {
@@ -282,8 +294,17 @@ impl Env<'_> {
                 EXIT_ERROR,
             );
         }
+        // `TOOL --help` alone asks for the tool's help, as every coreutils tool answers it.
+        if let Words::Positional(w) = words
+            && is_help_request(w)
+        {
+            return match self.out.push_str(&meta::tool_help(tool)) {
+                Ok(()) | Err(Stop::Truncated) => (None, EXIT_SUCCESS),
+                Err(Stop::Error(e)) => (Some(e), EXIT_ERROR),
+            };
+        }
         let parsed = match words {
-            Words::Positional(w) => args::parse(tool, w),
+            Words::Positional(w) => args::parse(tool, w, &|p| self.gate.resolve(p).is_ok()),
             Words::Json(j) => args::parse_json(tool, j.as_bytes()),
         };
         let args = match parsed {
@@ -307,6 +328,11 @@ impl Env<'_> {
             Err(Stop::Error(e)) => (Some(e), EXIT_ERROR),
         }
     }
+}
+
+/// Whether a tool's words are a request for its help: `--help` or `-h` alone.
+fn is_help_request(words: &[OsString]) -> bool {
+    matches!(words, [w] if w == "--help" || w == "-h")
 }
 
 /// Answers a call that ends before the policy and the watchdog exist.

@@ -255,6 +255,11 @@ impl Ahead {
         Ok(Some(false))
     }
 
+    /// Whether the input can be read again at offsets (a regular file; not a pipe).
+    pub fn can_read_again(&self) -> bool {
+        self.size.is_some()
+    }
+
     /// Reads at offset `at` into `buf`; 0 at the end of the input or for an input that cannot be
     /// read at offsets.
     ///

@@ -30,7 +30,8 @@ pub const TOOL: Tool = Tool {
     flags: &[
         Flag {
             names: &["-n", "--number", "-b", "--number-nonblank"],
-            effect: Effect::Never("cat prints content unchanged; grep '' PATH shows line numbers"),
+            // grep with the empty PATTERN prints every line with its number.
+            effect: Effect::Call("grep '' {path}"),
         },
         Flag {
             names: &[
@@ -55,9 +56,10 @@ pub const TOOL: Tool = Tool {
         },
     ],
     on_truncate: Outcome::Success,
+    stdin: true,
     run,
 };
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
-    super::head::print_lines(ctx, args.bytes(0), args.int(1), u64::MAX)
+    super::head::print_lines(ctx, "cat", args.bytes(0), args.int(1), u64::MAX)
 }

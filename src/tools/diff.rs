@@ -70,49 +70,104 @@ pub const TOOL: Tool = Tool {
         },
     ],
     on_truncate: Outcome::Negative,
+    stdin: true,
     run,
 };
 
-/// An opened side of the comparison.
+/// An opened side of the comparison: a file, read at offsets, or standard input read whole (a
+/// pipe cannot be read twice; diff holds its inputs anyway, within the read budget).
 struct Side {
     path: String,
-    file: std::fs::File,
-    size: u64,
+    content: Content,
+}
+
+enum Content {
+    File { file: std::fs::File, size: u64 },
+    Bytes(Vec<u8>),
 }
 
 fn open(ctx: &Ctx<'_>, arg: &[u8]) -> Result<Side, Error> {
     let path = shown(arg);
-    let node = ctx.gate.resolve(arg)?;
-    let file = ctx.gate.open_read(&node, &path)?;
-    let size = u64::try_from(node.stat().st_size).unwrap_or(0);
-    Ok(Side { path, file, size })
+    let input = ctx.open_input(arg, "diff")?;
+    let content = match input.size {
+        Some(size) if !input.stdin => Content::File {
+            file: input.file,
+            size,
+        },
+        _ => {
+            let mut data = Vec::new();
+            for_each_block(input.file, &path, ctx.budget, |block| {
+                data.extend_from_slice(block);
+                Ok(())
+            })?;
+            Content::Bytes(data)
+        }
+    };
+    Ok(Side { path, content })
 }
 
-/// Whether the file is binary: a NUL in its first 8 KiB, as grep decides it (GNU diff looks at
-/// the start of the file too). The probe is not charged: the comparison reads these bytes again
-/// and charges them then.
-fn is_binary(side: &Side) -> Result<bool, Error> {
-    let mut probe = vec![0u8; BINARY_PROBE];
-    let n = read_at(&side.file, &mut probe, 0, &side.path)?;
-    Ok(memchr::memchr(0, &probe[..n]).is_some())
+impl Side {
+    fn size(&self) -> u64 {
+        match &self.content {
+            Content::File { size, .. } => *size,
+            Content::Bytes(data) => data.len() as u64,
+        }
+    }
+
+    /// Reads at offset `at` into `buf`; what was read of a file is charged (standard input was
+    /// charged when it was read).
+    fn read_at(&self, ctx: &Ctx<'_>, buf: &mut [u8], at: u64) -> Result<usize, Error> {
+        match &self.content {
+            Content::File { file, .. } => {
+                let n = read_at(file, buf, at, &self.path)?;
+                ctx.budget.charge_read(n as u64)?;
+                Ok(n)
+            }
+            Content::Bytes(data) => {
+                let from = usize::try_from(at).unwrap_or(usize::MAX).min(data.len());
+                let n = buf.len().min(data.len() - from);
+                buf[..n].copy_from_slice(&data[from..from + n]);
+                Ok(n)
+            }
+        }
+    }
+
+    /// Whether this side is binary: a NUL in its first 8 KiB, as grep decides it (GNU diff looks
+    /// at the start of the file too). The probe is not charged: the comparison reads these bytes
+    /// again and charges them then.
+    fn is_binary(&self) -> Result<bool, Error> {
+        let head = match &self.content {
+            Content::File { file, .. } => {
+                let mut probe = vec![0u8; BINARY_PROBE];
+                let n = read_at(file, &mut probe, 0, &self.path)?;
+                probe.truncate(n);
+                probe
+            }
+            Content::Bytes(data) => data[..data.len().min(BINARY_PROBE)].to_vec(),
+        };
+        Ok(memchr::memchr(0, &head).is_some())
+    }
 }
 
-/// Whether two files hold the same bytes, read block by block (every byte read is charged;
-/// files of different sizes differ without a read).
+/// Whether two sides hold the same bytes, read block by block (every byte read is charged;
+/// sides of different sizes differ without a read).
 fn same_bytes(ctx: &Ctx<'_>, a: &Side, b: &Side) -> Result<bool, Error> {
-    if a.size != b.size {
+    if a.size() != b.size() {
         // Different without reading further; the probes were looked at.
-        let probed = a.size.min(BINARY_PROBE as u64) + b.size.min(BINARY_PROBE as u64);
-        ctx.budget.charge_read(probed)?;
+        let probe = BINARY_PROBE as u64;
+        let probed = |s: &Side| match s.content {
+            Content::File { size, .. } => size.min(probe),
+            Content::Bytes(_) => 0,
+        };
+        ctx.budget.charge_read(probed(a) + probed(b))?;
         return Ok(false);
     }
     let (mut x, mut y) = (vec![0u8; BLOCK], vec![0u8; BLOCK]);
     let mut at = 0u64;
-    while at < a.size {
-        let want = BLOCK.min(usize::try_from(a.size - at).unwrap_or(BLOCK));
-        let n = read_at(&a.file, &mut x[..want], at, &a.path)?;
-        let m = read_at(&b.file, &mut y[..want], at, &b.path)?;
-        ctx.budget.charge_read((n + m) as u64)?;
+    while at < a.size() {
+        let want = BLOCK.min(usize::try_from(a.size() - at).unwrap_or(BLOCK));
+        let n = a.read_at(ctx, &mut x[..want], at)?;
+        let m = b.read_at(ctx, &mut y[..want], at)?;
         if n != m || x[..n] != y[..m] {
             return Ok(false);
         }
@@ -124,21 +179,29 @@ fn same_bytes(ctx: &Ctx<'_>, a: &Side, b: &Side) -> Result<bool, Error> {
     Ok(true)
 }
 
-/// Reads the whole file, charging every byte, as redaction shows it: the lines that diff
+/// Reads the whole side, charging every byte, as redaction shows it: the lines that diff
 /// compares and prints (docs/contract.md#redaction).
 fn read_all(ctx: &Ctx<'_>, side: Side, filter: &mut Filter) -> Result<Vec<u8>, Error> {
-    let Side { path, file, .. } = side;
-    let mut data = Vec::new();
-    let mut newlines = 0;
-    for_each_block(file, &path, ctx.budget, |block| {
-        newlines += memchr::memchr_iter(b'\n', block).count();
-        if newlines > MAX_LINES {
-            return Err(too_long(&path));
+    let Side { path, content } = side;
+    let data = match content {
+        Content::File { file, .. } => {
+            let mut data = Vec::new();
+            let mut newlines = 0;
+            for_each_block(file, &path, ctx.budget, |block| {
+                newlines += memchr::memchr_iter(b'\n', block).count();
+                if newlines > MAX_LINES {
+                    return Err(too_long(&path));
+                }
+                data.extend_from_slice(block);
+                Ok(())
+            })?;
+            data
         }
-        data.extend_from_slice(block);
-        Ok(())
-    })?;
-    if newlines == MAX_LINES && !data.ends_with(b"\n") && !data.is_empty() {
+        Content::Bytes(data) => data,
+    };
+    let newlines = memchr::memchr_iter(b'\n', &data).count();
+    let unterminated = usize::from(!data.is_empty() && !data.ends_with(b"\n"));
+    if newlines + unterminated > MAX_LINES {
         return Err(too_long(&path));
     }
     if filter.passes(&data) {
@@ -273,11 +336,18 @@ pub fn unified(label_a: &[u8], label_b: &[u8], a: &[u8], b: &[u8], context: usiz
 }
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
+    if args.bytes(0) == b"-" && args.bytes(1) == b"-" {
+        return Err(Error::Usage(
+            "diff reads standard input for one side at most: diff - PATH_B, or diff PATH_A -"
+                .into(),
+        )
+        .into());
+    }
     let a = open(ctx, args.bytes(0))?;
     let b = open(ctx, args.bytes(1))?;
     let (label_a, label_b) = (quoted(args.bytes(0)), quoted(args.bytes(1)));
     // Binary files are compared as bytes, before the line limit applies (as GNU diff).
-    if is_binary(&a)? || is_binary(&b)? {
+    if a.is_binary()? || b.is_binary()? {
         if same_bytes(ctx, &a, &b)? {
             return Ok(Outcome::Success);
         }

@@ -80,6 +80,7 @@ pub const TOOL: Tool = Tool {
         },
     ],
     on_truncate: Outcome::Success,
+    stdin: false,
     run,
 };
 

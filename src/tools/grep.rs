@@ -138,6 +138,7 @@ pub const TOOL: Tool = Tool {
         },
     ],
     on_truncate: Outcome::Success,
+    stdin: true,
     run,
 };
 
@@ -388,13 +389,24 @@ impl Search {
                 }
                 Batch::Piece(p) => {
                     let first = p.to_vec();
-                    // The filter as it stood when the line began, to show the line again.
+                    // The filter as it stood when the line began, to show the line again; a pipe
+                    // cannot be read again, so its line is kept as far as the output can take it.
                     let before = filter.clone();
-                    let matched = self.long_line(ctx, lines, ahead, filter, at, first)?;
+                    let mut kept = (!ahead.can_read_again()).then(Vec::new);
+                    let matched =
+                        self.long_line(ctx, lines, ahead, filter, at, first, &mut kept)?;
                     if let Some(end) = matched {
                         found = true;
-                        let span = (at, end);
-                        self.print_long_line(ctx, ahead, &before, span, line_no, display, report)?;
+                        if let Some(text) = kept {
+                            let mut head = Vec::new();
+                            record(&mut head, display, line_no, &text, report);
+                            ctx.out.push(&head)?;
+                        } else {
+                            let span = (at, end);
+                            self.print_long_line(
+                                ctx, ahead, &before, span, line_no, display, report,
+                            )?;
+                        }
                         if report == Report::Binary {
                             return Ok(true);
                         }
@@ -409,6 +421,7 @@ impl Search {
     /// Searches a line longer than a block, which started at offset `at` with the piece `first`,
     /// reading it to its end. Returns where it ends (after its `\n`) when it matches. The line must
     /// end within the read budget, or it is not looked at.
+    #[allow(clippy::too_many_arguments)]
     fn long_line(
         &self,
         ctx: &Ctx<'_>,
@@ -417,6 +430,7 @@ impl Search {
         filter: &mut Filter,
         at: u64,
         first: Vec<u8>,
+        kept: &mut Option<Vec<u8>>,
     ) -> Result<Option<u64>, Stop> {
         let budget = ctx.budget;
         let limit = at.saturating_add(budget.read_left());
@@ -425,25 +439,37 @@ impl Search {
         }
         budget.charge_read(first.len() as u64)?;
         filter.start_long_line();
+        let room = ctx.out.room().saturating_add(1);
+        let mut keep = |text: &[u8]| {
+            if let Some(k) = kept.as_mut() {
+                let take = text.len().min(room.saturating_sub(k.len()));
+                k.extend_from_slice(&text[..take]);
+            }
+        };
         let mut window = filter.long_piece(&first).into_owned();
+        keep(&window);
         let mut matched = self.matcher.find_at(&window, 0).is_some();
         loop {
-            let keep = window.len().saturating_sub(self.overlap);
-            window.drain(..keep);
+            let searched = window.len().saturating_sub(self.overlap);
+            window.drain(..searched);
             let Some(batch) = lines.next_batch(BLOCK)? else {
                 return Ok(matched.then_some(lines.consumed()));
             };
             match batch {
                 Batch::Piece(p) => {
                     budget.charge_read(p.len() as u64)?;
-                    window.extend_from_slice(&filter.long_piece(p));
+                    let shown = filter.long_piece(p);
+                    keep(&shown);
+                    window.extend_from_slice(&shown);
                     matched = matched || self.matcher.find_at(&window, 0).is_some();
                 }
                 Batch::Lines(b) => {
                     let end = memchr::memchr(b'\n', b).map_or(b.len(), |i| i + 1);
                     budget.charge_read(end as u64)?;
                     let tail = filter.end_long_line(&b[..end]);
-                    window.extend_from_slice(tail.strip_suffix(b"\n").unwrap_or(&tail));
+                    let tail = tail.strip_suffix(b"\n").unwrap_or(&tail);
+                    keep(tail);
+                    window.extend_from_slice(tail);
                     matched = matched || self.matcher.find_at(&window, 0).is_some();
                     let rest = b.len() - end;
                     lines.unread(rest);
@@ -762,31 +788,27 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             Outcome::Negative
         }
     };
+    if args.given() < 2 && ctx.gate.stdin_has_input() {
+        // `ls | grep x` must not search the tree instead of the piped text.
+        let p = crate::names::shell_word(pattern);
+        return Err(Error::Usage(format!(
+            "grep reads standard input only when PATH is -: grep {p} - searches the piped \
+             text, grep {p} . searches the tree"
+        ))
+        .into());
+    }
+    if args.bytes(1) == b"-" {
+        let input = ctx.open_input(b"-", "grep")?;
+        let lines = input.lines(&path)?;
+        return search_one(ctx, &search, lines, b"(standard input)").map(outcome);
+    }
     let node = ctx.gate.resolve(args.bytes(1))?;
     if node.kind() != K::Directory {
         let file = ctx.gate.open_read(&node, &path)?;
         let size = u64::try_from(node.stat().st_size).unwrap_or(0);
-        let mut lines = Lines::new(file, Some(size), &path);
-        let (binary, _) = probe_binary(&mut lines)?;
-        let report = if binary {
-            Report::Binary
-        } else {
-            Report::Lines
-        };
-        let ahead = lines.ahead()?;
-        let mut filter = Filter::new(ctx.policy.redact);
+        let lines = Lines::new(file, Some(size), &path);
         let display = quoted(args.bytes(1)).into_owned();
-        let result = search.stream(ctx, &mut lines, &ahead, &mut filter, 1, &display, report);
-        filter.report(ctx.out);
-        if let Err(Stop::Truncated) = &result {
-            ctx.out.note_truncation(format!(
-                "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES) in the \
-                 matches of {}; search for a longer PATTERN to see fewer lines",
-                ctx.out.cap(),
-                String::from_utf8_lossy(&display)
-            ));
-        }
-        return Ok(outcome(result?));
+        return search_one(ctx, &search, lines, &display).map(outcome);
     }
     let prefix = display_prefix(args.bytes(1));
     let ignores = if ctx.policy.respect_ignore_files {
@@ -850,6 +872,35 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     note_skipped(ctx, printer.binary);
     result?;
     Ok(outcome(printer.found))
+}
+
+/// Searches one input named as PATH (a file, or standard input) on this thread, streaming its
+/// matches; a binary input answers `PATH: binary file matches` at its first match.
+fn search_one(
+    ctx: &Ctx<'_>,
+    search: &Search,
+    mut lines: Lines,
+    display: &[u8],
+) -> Result<bool, Stop> {
+    let (binary, _) = probe_binary(&mut lines)?;
+    let report = if binary {
+        Report::Binary
+    } else {
+        Report::Lines
+    };
+    let ahead = lines.ahead()?;
+    let mut filter = Filter::new(ctx.policy.redact);
+    let result = search.stream(ctx, &mut lines, &ahead, &mut filter, 1, display, report);
+    filter.report(ctx.out);
+    if let Err(Stop::Truncated) = &result {
+        ctx.out.note_truncation(format!(
+            "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES) in the \
+             matches of {}; search for a longer PATTERN to see fewer lines",
+            ctx.out.cap(),
+            String::from_utf8_lossy(display)
+        ));
+    }
+    result
 }
 
 /// The note of a directory search that skipped binary files (docs/contract.md#notes).

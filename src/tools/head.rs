@@ -36,7 +36,7 @@ pub const FLAGS: &[Flag] = &[
     },
     Flag {
         names: &["-f", "-F", "--follow", "--retry"],
-        effect: Effect::Never("readbox never follows a growing file"),
+        effect: Effect::Dropped("readbox never follows a growing file"),
     },
 ];
 
@@ -56,11 +56,12 @@ pub const TOOL: Tool = Tool {
     example: "src/main.rs 20",
     flags: FLAGS,
     on_truncate: Outcome::Success,
+    stdin: true,
     run,
 };
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
-    print_lines(ctx, args.bytes(0), 1, args.int(1))
+    print_lines(ctx, "head", args.bytes(0), 1, args.int(1))
 }
 
 /// Prints lines `from`.. (1-based) of the file the caller named `arg`, at most `wanted` of them
@@ -69,15 +70,19 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
 /// are charged against the read budget, and the line that would cross it is not printed
 /// (docs/contract.md#limits). A truncated output gets a note with the `cat PATH K` call that
 /// continues it (docs/contract.md#notes).
-pub fn print_lines(ctx: &Ctx<'_>, arg: &[u8], from: u64, wanted: u64) -> Result<Outcome, Stop> {
+pub fn print_lines(
+    ctx: &Ctx<'_>,
+    tool: &str,
+    arg: &[u8],
+    from: u64,
+    wanted: u64,
+) -> Result<Outcome, Stop> {
     let path = shown(arg);
-    let node = ctx.gate.resolve(arg)?;
-    let file = ctx.gate.open_read(&node, &path)?;
+    let input = ctx.open_input(arg, tool)?;
     if wanted == 0 {
         return Ok(Outcome::Success);
     }
-    let size = u64::try_from(node.stat().st_size).unwrap_or(0);
-    let mut lines = Lines::new(file, Some(size), &path);
+    let mut lines = input.lines(&path)?;
     let mut printer = LinePrinter {
         ctx,
         ahead: lines.ahead()?,
@@ -310,6 +315,14 @@ impl LinePrinter<'_, '_> {
         let out = self.ctx.out;
         let k = self.stopped_at;
         let cap = out.cap();
+        if arg == b"-" {
+            // Standard input cannot be read again: there is no call to continue with.
+            out.note_truncation(format!(
+                "output truncated at max_output_bytes ({cap} bytes; READBOX_MAX_OUTPUT_BYTES) \
+                 at line {k} of standard input"
+            ));
+            return;
+        }
         let word = shell_word(arg);
         out.note_truncation(if out.cut_inside() {
             format!(

@@ -16,6 +16,7 @@ pub const TOOL: Tool = Tool {
         effect: Effect::Always,
     }],
     on_truncate: Outcome::Success,
+    stdin: false,
     run,
 };
 

@@ -29,6 +29,7 @@ pub const TOOL: Tool = Tool {
     example: "build.log 50",
     flags: head::FLAGS,
     on_truncate: Outcome::Success,
+    stdin: true,
     run,
 };
 
@@ -38,14 +39,16 @@ const KEY_LOOKBACK: u64 = 64 * 1024;
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let path = shown(args.bytes(0));
-    let node = ctx.gate.resolve(args.bytes(0))?;
-    let file = ctx.gate.open_read(&node, &path)?;
+    let input = ctx.open_input(args.bytes(0), "tail")?;
     let wanted = args.int(1);
     if wanted == 0 {
         return Ok(Outcome::Success);
     }
-    let size = file.metadata().map_err(|e| Error::io(&path, &e))?.len();
-    let (starts, over) = line_starts(&file, size, wanted, ctx.budget.read_left(), &path)?;
+    let Some(size) = input.size else {
+        return tail_stream(ctx, input.file, wanted, &path);
+    };
+    let (file, floor) = (input.file, input.offset);
+    let (starts, over) = line_starts(&file, size, floor, wanted, ctx.budget.read_left(), &path)?;
     if starts.is_empty() {
         if over {
             // Not even the last line fits the read budget.
@@ -87,12 +90,14 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     Ok(Outcome::Success)
 }
 
-/// The start offsets of the last `wanted` lines of the file, earliest first, scanning backwards,
-/// and whether the scan stopped at the read budget: lines that would take the shown bytes past
-/// `budget` are left out. A final `\n` ends the last line and starts none.
+/// The start offsets of the last `wanted` lines of the file after offset `floor` (where reading
+/// starts: 0, or where standard input stood), earliest first, scanning backwards, and whether the
+/// scan stopped at the read budget: lines that would take the shown bytes past `budget` are left
+/// out. A final `\n` ends the last line and starts none.
 fn line_starts(
     file: &std::fs::File,
     size: u64,
+    floor: u64,
     wanted: u64,
     budget: u64,
     path: &str,
@@ -102,18 +107,18 @@ fn line_starts(
     let mut buf = vec![0u8; BLOCK];
     let mut pos = size;
     'scan: loop {
-        if pos == 0 {
-            // The first line of the file starts at 0.
-            if size > 0 && (starts.len() as u64) < wanted {
-                if size > budget {
+        if pos <= floor {
+            // The first line starts where reading starts.
+            if size > floor && (starts.len() as u64) < wanted {
+                if size - floor > budget {
                     over = true;
                 } else {
-                    starts.push(0);
+                    starts.push(floor);
                 }
             }
             break;
         }
-        let len = BLOCK.min(usize::try_from(pos).unwrap_or(BLOCK));
+        let len = BLOCK.min(usize::try_from(pos - floor).unwrap_or(BLOCK));
         let at = pos - len as u64;
         if read_at(file, &mut buf[..len], at, path)? < len {
             return Err(Error::Io(format!(
@@ -301,4 +306,139 @@ fn show_end_of_last_line(
         ctx.out.cap()
     ));
     Err(Stop::Truncated)
+}
+
+/// One line kept by [`tail_stream`]: its text as it will be shown (the end of it, for a line longer
+/// than the room) and that text's size in output bytes.
+struct Kept {
+    text: Vec<u8>,
+    shown: usize,
+}
+
+/// tail of a pipe or socket, which cannot be read from its end: read forward, as the filter shows
+/// it, keeping the last `wanted` lines; lines that could no longer fit the output are let go as
+/// reading goes, so memory stays bounded by the cap. Every byte read is charged.
+fn tail_stream(
+    ctx: &Ctx<'_>,
+    file: std::fs::File,
+    wanted: u64,
+    path: &str,
+) -> Result<Outcome, Stop> {
+    use std::collections::VecDeque;
+    let room = ctx.out.room();
+    let bound = room.saturating_add(LONG_LINE);
+    let mut lines = Lines::new(file, None, path);
+    let mut filter = Filter::new(ctx.policy.redact);
+    let mut measure = Measure::new(ctx.out.format());
+    let mut kept: VecDeque<Kept> = VecDeque::new();
+    let mut total = 0usize;
+    let mut current: Option<Kept> = None;
+    let mut over = None;
+    let keep = |kept: &mut VecDeque<Kept>, total: &mut usize, line: Kept| {
+        *total += line.text.len();
+        kept.push_back(line);
+        while kept.len() as u64 > wanted || (*total > bound && kept.len() > 1) {
+            let gone = kept.pop_front().expect("not empty");
+            *total -= gone.text.len();
+        }
+    };
+    while let Some(batch) = lines.next_batch(BLOCK)? {
+        let len = match &batch {
+            Batch::Lines(b) | Batch::Piece(b) => b.len(),
+        };
+        if let Err(e) = ctx.budget.charge_read(len as u64) {
+            over = Some(e);
+            break;
+        }
+        match batch {
+            Batch::Piece(p) => {
+                if !filter.in_long_line() {
+                    filter.start_long_line();
+                }
+                let piece = filter.long_piece(p);
+                let line = current.get_or_insert(Kept {
+                    text: Vec::new(),
+                    shown: 0,
+                });
+                line.shown += measure.add(&piece, false);
+                line.text.extend_from_slice(&piece);
+                // Only the end of a long line can ever be shown.
+                if line.text.len() > bound {
+                    let cut = line.text.len() - bound;
+                    line.text.drain(..cut);
+                }
+            }
+            Batch::Lines(b) => {
+                let mut rest = b;
+                if filter.in_long_line() {
+                    let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+                    let tail = filter.end_long_line(&rest[..end]);
+                    let mut line = current.take().unwrap_or(Kept {
+                        text: Vec::new(),
+                        shown: 0,
+                    });
+                    line.shown += measure.add(&tail, true);
+                    line.text.extend_from_slice(&tail);
+                    keep(&mut kept, &mut total, line);
+                    rest = &rest[end..];
+                }
+                for raw in rest.split_inclusive(|&c| c == b'\n') {
+                    let text = match filter.line(raw) {
+                        Shown::Same => raw.to_vec(),
+                        Shown::Replaced(t) => t,
+                        Shown::Hidden => Vec::new(),
+                    };
+                    let shown_size = measure.add(&text, true);
+                    keep(
+                        &mut kept,
+                        &mut total,
+                        Kept {
+                            text,
+                            shown: shown_size,
+                        },
+                    );
+                }
+            }
+        }
+    }
+    filter.report(ctx.out);
+    // The last lines that fit the cap.
+    let mut size = 0usize;
+    let mut first = kept.len();
+    while first > 0 && size + kept[first - 1].shown <= room {
+        size += kept[first - 1].shown;
+        first -= 1;
+    }
+    if first == kept.len() {
+        if let Some(last) = kept.back() {
+            let end = ctx.out.end_that_fits(&last.text, room);
+            ctx.out.push(&end)?;
+            ctx.out.mark_truncated();
+            ctx.out.note_truncation(format!(
+                "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES): the \
+                 last line does not fit, its end is shown",
+                ctx.out.cap()
+            ));
+            return Err(Stop::Truncated);
+        }
+    } else {
+        for line in kept.range(first..) {
+            ctx.out.push(&line.text)?;
+        }
+        if first > 0 {
+            ctx.out.mark_truncated();
+            ctx.out.note_truncation(format!(
+                "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES): the \
+                 last {} of the {} lines kept are shown",
+                ctx.out.cap(),
+                kept.len() - first,
+                kept.len()
+            ));
+            return Err(Stop::Truncated);
+        }
+    }
+    if let Some(e) = over {
+        return Err(e.into());
+    }
+    Ok(Outcome::Success)
 }

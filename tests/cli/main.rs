@@ -9,6 +9,7 @@ mod dispatch_args;
 mod docs;
 mod engine;
 mod envelope_policy;
+mod input_hints;
 mod readers_confinement;
 mod security;
 mod smoke;

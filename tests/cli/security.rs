@@ -422,7 +422,7 @@ proptest! {
     ) {
         let t = readbox::tools::by_name(tool).unwrap();
         let words: Vec<std::ffi::OsString> = words.into_iter().map(Into::into).collect();
-        let _ = readbox::args::parse(t, &words);
+        let _ = readbox::args::parse(t, &words, &|w: &[u8]| w.len() % 2 == 0);
     }
 }
 

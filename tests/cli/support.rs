@@ -85,6 +85,11 @@ impl TestEnv {
         self
     }
 
+    /// The variables set for every call.
+    pub fn vars(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// Runs later calls in `rel` (beneath root/, or absolute).
     pub fn cd(&mut self, rel: &str) -> &mut Self {
         self.cwd = self.p(rel);
