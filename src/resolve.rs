@@ -495,15 +495,33 @@ impl Gate {
             queue.insert(0, OsString::from("."));
         }
         // The queue is a stack: the next component is at the end.
-        self.walk(queue, &shown_arg)
+        let above = if written.is_absolute() {
+            0
+        } else {
+            self.workdir.components().count() - 1
+        };
+        self.walk(queue, &shown_arg, (arg, above))
     }
 
-    fn walk(&self, mut queue: Vec<OsString>, shown_arg: &str) -> Result<Node> {
+    /// Walks the components of `queue`; `written` is the caller's argument and how many of the
+    /// queue's first components come before it (the working directory's), to name a mount point
+    /// as the caller would reach it.
+    fn walk(
+        &self,
+        mut queue: Vec<OsString>,
+        shown_arg: &str,
+        written: (&[u8], usize),
+    ) -> Result<Node> {
         let mut pos = self
             .enter(PathBuf::from("/"))
             .ok_or_else(|| Error::Denied(shown_arg.into()))?;
         let mut hops = 0u32;
+        // The components of the path itself stay at the bottom of the stack; symlink targets go
+        // on top. Counting the path's own components taken tells how far the caller's words go.
+        let total = queue.len();
+        let mut own_left = total;
         while let Some(c) = queue.pop() {
+            own_left = own_left.min(queue.len());
             match &mut pos {
                 Pos::Above(p) => {
                     let mut next = p.clone();
@@ -576,7 +594,10 @@ impl Gate {
                                     Error::NotFound(shown_arg.into())
                                 }
                                 Errno::NOTDIR => Error::NotADirectory(shown_arg.into()),
-                                Errno::XDEV => return Err(Error::Denied(shown_arg.into())),
+                                Errno::XDEV => {
+                                    let taken = (total - own_left).saturating_sub(written.1);
+                                    return Err(crosses_mount(written.0, taken, shown_arg));
+                                }
                                 other => Error::io(shown_arg, &errno_io(other)),
                             };
                             queue.push(c);
@@ -915,6 +936,35 @@ impl Gate {
         rustix::fs::fstat(rustix::stdio::stdin())
             .is_ok_and(|st| matches!(Kind::of(&st), Kind::Fifo | Kind::Socket | Kind::File))
     }
+}
+
+/// The denial of a path that crosses a mount point with `cross_mounts` off: it names the mount
+/// point as the caller would reach it, the first `taken` components of `arg`
+/// (docs/contract.md#confinement).
+fn crosses_mount(arg: &[u8], taken: usize, shown_arg: &str) -> Error {
+    let mut prefix: Vec<u8> = if arg.starts_with(b"/") {
+        b"/".to_vec()
+    } else {
+        Vec::new()
+    };
+    for (i, part) in arg
+        .split(|&b| b == b'/')
+        .filter(|p| !p.is_empty())
+        .take(taken)
+        .enumerate()
+    {
+        if i > 0 {
+            prefix.push(b'/');
+        }
+        prefix.extend_from_slice(part);
+    }
+    if prefix.is_empty() || prefix == b"/" {
+        return Error::Denied(shown_arg.into());
+    }
+    Error::Denied(format!(
+        "{shown_arg}: crosses the mount point {} (cross_mounts is off)",
+        shown(&prefix)
+    ))
 }
 
 /// Whether this kernel has openat2: unknown, yes, no (it answers ENOSYS, or a seccomp filter

@@ -109,14 +109,93 @@ struct Level {
     ignore: Option<Gitignore>,
     gitignore: Option<Gitignore>,
     git_exclude: Option<Gitignore>,
+    /// The directory holds `.git` (a folder, or a file that says `gitdir:`): a repository starts
+    /// here, and the git ignore files above it no longer apply.
+    repo: bool,
+}
+
+/// What a walk left out, for the notes of the tool (docs/contract.md#notes). Excluded and outside
+/// entries are never counted.
+#[derive(Debug, Default)]
+pub struct Skipped {
+    /// Entries that ignore files left out.
+    pub ignored: u64,
+    /// Directories that could not be listed (permission refused, vanished).
+    pub unreadable: u64,
+    /// Mount points listed but not entered, as the caller would reach them.
+    pub mount_points: Vec<Vec<u8>>,
+}
+
+impl Skipped {
+    /// Adds the notes of what was skipped: mount points not entered and directories that could not
+    /// be read. The tool adds its own notes (binary files, ignore rules that filtered everything).
+    pub fn note(&self, out: &crate::envelope::Output) {
+        if !self.mount_points.is_empty() {
+            const SHOWN: usize = 8;
+            let names: Vec<String> = self
+                .mount_points
+                .iter()
+                .take(SHOWN)
+                .map(|m| String::from_utf8_lossy(&crate::names::quoted(m)).into_owned())
+                .collect();
+            let more = self.mount_points.len().saturating_sub(SHOWN);
+            let (what, verb) = if self.mount_points.len() == 1 {
+                ("mount point", "is")
+            } else {
+                ("mount points", "are")
+            };
+            out.note(format!(
+                "not entered: the {what} {}{} {verb} listed but not searched (cross_mounts is \
+                 off; READBOX_CROSS_MOUNTS)",
+                names.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        if self.unreadable > 0 {
+            let dirs = if self.unreadable == 1 {
+                "directory"
+            } else {
+                "directories"
+            };
+            out.note(format!(
+                "{} {dirs} could not be read and {} skipped",
+                self.unreadable,
+                if self.unreadable == 1 { "was" } else { "were" }
+            ));
+        }
+    }
+
+    /// The note of a walk whose ignore rules left out entries while nothing was found.
+    pub fn note_ignored_when_empty(&self, out: &crate::envelope::Output, what: &str) {
+        if self.ignored > 0 {
+            let entries = if self.ignored == 1 {
+                "entry"
+            } else {
+                "entries"
+            };
+            out.note(format!(
+                "no {what}; {} {entries} left out by .gitignore, .ignore or .git/info/exclude \
+                 rules were not looked at: READBOX_RESPECT_IGNORE_FILES=false includes them",
+                self.ignored
+            ));
+        }
+    }
 }
 
 /// Walks below `start` (a directory) to `max_depth`, calling `visit` for every entry in order.
 /// `prefix` is the caller's PATH as it should start printed paths (empty for `.`).
 ///
+/// What the walk left out (ignored entries, unreadable directories, mount points) is counted in
+/// `skipped`.
+///
 /// # Errors
 /// What `list` returns for the start directory, and what `visit` returns; unreadable directories
 /// below the start are skipped.
+#[allow(clippy::too_many_arguments)]
 pub fn walk(
     ctx: &Ctx<'_>,
     start: &Node,
@@ -124,6 +203,7 @@ pub fn walk(
     prefix: &[u8],
     max_depth: usize,
     ignores: Ignores,
+    skipped: &mut Skipped,
     visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
 ) -> Result<(), Stop> {
     if max_depth == 0 {
@@ -148,6 +228,7 @@ pub fn walk(
         ignores,
         &mut levels,
         &mut display,
+        skipped,
         visit,
     )
 }
@@ -162,6 +243,7 @@ fn descend(
     ignores: Ignores,
     levels: &mut Vec<Level>,
     display: &mut Vec<u8>,
+    skipped: &mut Skipped,
     visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
 ) -> Result<(), Stop> {
     if ignores == Ignores::Respect {
@@ -172,8 +254,14 @@ fn descend(
     let base_len = display.len();
     for child in &children {
         let is_dir = child.kind == Kind::Directory;
-        if ignores == Ignores::Respect && is_ignored(levels, dir, &child.name, is_dir) {
-            continue;
+        if ignores == Ignores::Respect {
+            if is_vcs(&child.name) {
+                continue;
+            }
+            if is_ignored(levels, dir, &child.name, is_dir) {
+                skipped.ignored += 1;
+                continue;
+            }
         }
         if !display.is_empty() && !display.ends_with(b"/") {
             display.push(b'/');
@@ -186,29 +274,33 @@ fn descend(
             display,
         })?;
         // Descend only into what is a directory now, on the root's filesystem; an unreadable
-        // directory met while walking is skipped (SPEC §9).
+        // directory met while walking is skipped (docs/contract.md#confinement).
         if is_dir
             && depth < max_depth
             && let Some(sub) = ctx.gate.child(dir, &child.name)
             && sub.kind() == Kind::Directory
-            && !sub.is_mount_point()
         {
-            match list(ctx, &sub, "") {
-                Ok(grandchildren) => {
-                    descend(
-                        ctx,
-                        &sub,
-                        grandchildren,
-                        depth + 1,
-                        max_depth,
-                        ignores,
-                        levels,
-                        display,
-                        visit,
-                    )?;
+            if sub.is_mount_point() {
+                skipped.mount_points.push(display.clone());
+            } else {
+                match list(ctx, &sub, "") {
+                    Ok(grandchildren) => {
+                        descend(
+                            ctx,
+                            &sub,
+                            grandchildren,
+                            depth + 1,
+                            max_depth,
+                            ignores,
+                            levels,
+                            display,
+                            skipped,
+                            visit,
+                        )?;
+                    }
+                    Err(e @ Error::Limit(_)) => return Err(e.into()),
+                    Err(_) => skipped.unreadable += 1,
                 }
-                Err(e @ Error::Limit(_)) => return Err(e.into()),
-                Err(_) => {}
             }
         }
         display.truncate(base_len);
@@ -219,16 +311,16 @@ fn descend(
     Ok(())
 }
 
-/// Whether the entry `name` of `dir` is ignored: VCS metadata, or matched by the ignore files of
-/// the levels (the last level is `dir`'s own).
+/// Whether `name` is version-control metadata, which recursive walks skip.
+fn is_vcs(name: &OsStr) -> bool {
+    name.to_str().is_some_and(|n| VCS_DIRS.contains(&n))
+}
+
+/// Whether the entry `name` of `dir` is matched by the ignore files of the levels (the last level
+/// is `dir`'s own).
 fn is_ignored(levels: &[Level], dir: &Node, name: &OsStr, is_dir: bool) -> bool {
-    if let Some(name) = name.to_str()
-        && VCS_DIRS.contains(&name)
-    {
-        return true;
-    }
     let path = match_path(&dir.rel().join(name));
-    let decide = |pick: fn(&Level) -> Option<&Gitignore>| -> Option<bool> {
+    let decide = |levels: &[Level], pick: fn(&Level) -> Option<&Gitignore>| -> Option<bool> {
         levels
             .iter()
             .rev()
@@ -238,9 +330,12 @@ fn is_ignored(levels: &[Level], dir: &Node, name: &OsStr, is_dir: bool) -> bool 
                 Match::Whitelist(_) => Some(false),
             })
     };
-    decide(|l| l.ignore.as_ref())
-        .or_else(|| decide(|l| l.gitignore.as_ref()))
-        .or_else(|| decide(|l| l.git_exclude.as_ref()))
+    // git's own files stop at the nearest repository's root; `.ignore` files keep applying
+    // across it, as in ripgrep and fd.
+    let repo = levels.iter().rposition(|l| l.repo).unwrap_or(0);
+    decide(levels, |l| l.ignore.as_ref())
+        .or_else(|| decide(&levels[repo..], |l| l.gitignore.as_ref()))
+        .or_else(|| decide(&levels[repo..], |l| l.git_exclude.as_ref()))
         .unwrap_or(false)
 }
 
@@ -250,11 +345,12 @@ fn match_path(rel: &Path) -> PathBuf {
 }
 
 /// The ignore files of directory `dir`, read through the gate (never outside the roots, never
-/// through a symlink, not charged against the read budget). `present` says which names the
-/// directory may hold, so that absent files cost no lookup.
+/// through a symlink, not charged against the read budget) as git reads them: a UTF-8 byte order
+/// mark at the start is skipped and one `\r` before a line's `\n` is dropped. `present` says
+/// which names the directory may hold, so that absent files cost no lookup.
 fn load_level(gate: &Gate, dir: &Node, present: &dyn Fn(&str) -> bool) -> Level {
     let root = match_path(dir.rel());
-    let read = |names: &[&str]| -> Option<Gitignore> {
+    let contents = |names: &[&str], limit: u64| -> Option<Vec<u8>> {
         if !present(names[0]) {
             return None;
         }
@@ -264,21 +360,43 @@ fn load_level(gate: &Gate, dir: &Node, present: &dyn Fn(&str) -> bool) -> Level 
         }
         let file = gate.open_read(&node, "").ok()?;
         let mut text = Vec::new();
-        file.take(MAX_IGNORE_FILE).read_to_end(&mut text).ok()?;
+        file.take(limit).read_to_end(&mut text).ok()?;
+        Some(text)
+    };
+    let read = |names: &[&str]| -> Option<Gitignore> {
+        let text = contents(names, MAX_IGNORE_FILE)?;
+        let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&text);
         let mut b = GitignoreBuilder::new(&root);
-        for line in String::from_utf8_lossy(&text).lines() {
+        // `lines` drops one `\r` before each `\n`, as git does.
+        for line in String::from_utf8_lossy(text).lines() {
             let _ = b.add_line(None, line);
         }
         b.build().ok().filter(|g| !g.is_empty())
     };
+    // A repository's root holds `.git`: a folder, or a file that points to one (`gitdir: …`, as
+    // worktrees and submodules have).
+    let repo = present(".git")
+        && gate
+            .child(dir, OsStr::new(".git"))
+            .is_some_and(|git| match git.kind() {
+                Kind::Directory => true,
+                Kind::File => contents(&[".git"], 64).is_some_and(|t| t.starts_with(b"gitdir:")),
+                _ => false,
+            });
     Level {
         ignore: read(&[".ignore"]),
         gitignore: read(&[".gitignore"]),
-        git_exclude: read(&[".git", "info", "exclude"]),
+        git_exclude: if repo {
+            read(&[".git", "info", "exclude"])
+        } else {
+            None
+        },
+        repo,
     }
 }
 
-/// The caller's PATH as the start of printed paths (SPEC §7, as ripgrep and fd): `.` prints
+/// The caller's PATH as the start of printed paths (docs/contract.md#tools, as ripgrep and fd):
+/// `.` prints
 /// nothing, trailing slashes are dropped (`./src/` prints `./src/a.rs`, `./` prints `./a.rs`),
 /// `/` stays `/`.
 pub fn display_prefix(path: &[u8]) -> Vec<u8> {

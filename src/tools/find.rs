@@ -10,7 +10,7 @@ use crate::envelope::Stop;
 use crate::error::{Error, shown};
 use crate::names::quoted;
 use crate::resolve::Kind as K;
-use crate::walk::{Entry, Ignores, display_prefix, walk};
+use crate::walk::{Entry, Ignores, Skipped, display_prefix, walk};
 
 /// The MAX_DEPTH parameter, shared with grep.
 pub const MAX_DEPTH: Param = Param {
@@ -123,6 +123,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     };
     let prefix = display_prefix(args.bytes(0));
     let mut line = Vec::new();
+    let mut listed = 0u64;
     let mut visit = |e: &Entry<'_>| -> Result<(), Stop> {
         let kind = e.listed.kind;
         let wanted = match file_type {
@@ -137,6 +138,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
                 line.push(b'/');
             }
             line.push(b'\n');
+            listed += 1;
             if let Err(stop) = ctx.out.push(&line) {
                 if stop == Stop::Truncated {
                     ctx.out.note_truncation(format!(
@@ -152,6 +154,21 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         }
         Ok(())
     };
-    walk(ctx, &node, &path, &prefix, max_depth, ignores, &mut visit)?;
+    let mut skipped = Skipped::default();
+    let result = walk(
+        ctx,
+        &node,
+        &path,
+        &prefix,
+        max_depth,
+        ignores,
+        &mut skipped,
+        &mut visit,
+    );
+    skipped.note(ctx.out);
+    if result.is_ok() && listed == 0 {
+        skipped.note_ignored_when_empty(ctx.out, "entry matched");
+    }
+    result?;
     Ok(Outcome::Success)
 }

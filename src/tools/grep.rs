@@ -34,7 +34,7 @@ use crate::names::quoted;
 use crate::read::{Ahead, BLOCK, Batch, Filter, Lines, charge_lines};
 use crate::redact::{Shown, Tally};
 use crate::resolve::{Kind as K, Node};
-use crate::walk::{Entry, Ignores, display_prefix, walk};
+use crate::walk::{Entry, Ignores, Skipped, display_prefix, walk};
 
 /// Bytes at the start of a file that decide whether it is binary (docs/contract.md#tools, as
 /// ripgrep).
@@ -841,6 +841,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let wanted = |e: &Entry<'_>| {
         e.listed.kind == K::File && file_glob.is_match(std::path::Path::new(&e.listed.name))
     };
+    let mut skipped = Skipped::default();
     let result = if workers == 1 {
         let mut visit = |e: &Entry<'_>| -> Result<(), Stop> {
             if wanted(e) {
@@ -851,7 +852,16 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             }
             Ok(())
         };
-        walk(ctx, &node, &path, &prefix, max_depth, ignores, &mut visit)
+        walk(
+            ctx,
+            &node,
+            &path,
+            &prefix,
+            max_depth,
+            ignores,
+            &mut skipped,
+            &mut visit,
+        )
     } else {
         parallel(
             ctx,
@@ -861,15 +871,26 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             &held,
             workers,
             |visit| {
-                walk(ctx, &node, &path, &prefix, max_depth, ignores, &mut |e| {
-                    if wanted(e) { visit(e) } else { Ok(()) }
-                })
+                walk(
+                    ctx,
+                    &node,
+                    &path,
+                    &prefix,
+                    max_depth,
+                    ignores,
+                    &mut skipped,
+                    &mut |e| if wanted(e) { visit(e) } else { Ok(()) },
+                )
             },
             &job_of,
             &mut count,
         )
     };
     note_skipped(ctx, printer.binary);
+    skipped.note(ctx.out);
+    if result.is_ok() && !printer.found {
+        skipped.note_ignored_when_empty(ctx.out, "line matched");
+    }
     result?;
     Ok(outcome(printer.found))
 }

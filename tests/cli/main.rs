@@ -13,4 +13,5 @@ mod input_hints;
 mod readers_confinement;
 mod security;
 mod smoke;
+mod trust;
 mod walkers;
