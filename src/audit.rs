@@ -48,6 +48,13 @@ impl Record {
     }
 }
 
+impl std::os::fd::AsFd for Log {
+    /// The open file (for a Landlock rule that leaves it, and only it, writable).
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.file.as_fd()
+    }
+}
+
 impl Log {
     /// Opens (creating if needed) the log for appending.
     ///

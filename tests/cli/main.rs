@@ -8,6 +8,7 @@ mod diff;
 mod dispatch_args;
 mod docs;
 mod envelope_policy;
+mod mcp;
 mod readers_confinement;
 mod security;
 mod smoke;
