@@ -345,14 +345,11 @@ impl Shared {
 
     /// Runs one call and answers it, unless it was cancelled.
     fn run(&self, job: Job) {
-        let start = Instant::now();
-        let deadline = Deadline::new(start, self.timeout);
         let narrowing = match job.narrowing.clone() {
             Some(n) => Some(n),
             None => {
-                let limit =
-                    start + Duration::try_from_secs_f64(self.timeout).unwrap_or(KILL_MARGIN);
-                self.session_roots(limit)
+                let wait = Duration::try_from_secs_f64(self.timeout).unwrap_or(KILL_MARGIN);
+                self.session_roots(Instant::now() + wait)
             }
         };
         let result = match narrowing {
@@ -360,7 +357,7 @@ impl Shared {
                 "the client did not answer roots/list within {} s",
                 format_seconds(self.timeout)
             ))),
-            Some(n) => self.execute(&job, &n, start, &deadline),
+            Some(n) => self.execute(&job, &n),
         };
         let cancelled = lock(&job.slot).cancelled;
         lock(&self.calls).remove(&job.key);
@@ -375,15 +372,9 @@ impl Shared {
         self.out.send(&response(&job.id, result));
     }
 
-    /// Starts the child, reads its envelope (killing it past the deadline and margin), and maps
-    /// the envelope to a tool result.
-    fn execute(
-        &self,
-        job: &Job,
-        narrowing: &Narrowing,
-        start: Instant,
-        deadline: &Deadline,
-    ) -> Value {
+    /// Starts the child, reads its envelope (killing it past its timeout and the margin), and
+    /// maps the envelope to a tool result.
+    fn execute(&self, job: &Job, narrowing: &Narrowing) -> Value {
         let mut cmd = Command::new(&self.exe);
         cmd.arg0("readbox")
             .arg("call")
@@ -398,6 +389,7 @@ impl Shared {
             let joined: Vec<&[u8]> = dirs.iter().map(|d| d.as_os_str().as_bytes()).collect();
             cmd.env(NARROW_ROOTS_VAR, OsStr::from_bytes(&joined.join(&b':')));
         }
+        let start = Instant::now();
         let mut child: Child = {
             let mut slot = lock(&job.slot);
             if slot.cancelled {
@@ -429,7 +421,7 @@ impl Shared {
         }
         let status = child.wait();
         match (read, status) {
-            (Reading::Overdue, _) => tool_error(deadline.error()),
+            (Reading::Overdue, _) => tool_error(Deadline::new(start, self.timeout).error()),
             (Reading::TooLong, _) => tool_error(Error::Io("the answer was too long".into())),
             (Reading::Failed, _) => tool_error(Error::Io("the answer could not be read".into())),
             (Reading::Done, Ok(st)) => envelope_to_result(job.tool, &bytes, st),
@@ -898,6 +890,15 @@ impl Session {
                 Some(Narrowing::Configured)
             }
         } else {
+            // A client that calls before `notifications/initialized` (against the protocol)
+            // still gets narrowed: its roots are asked for now.
+            let unasked = {
+                let r = lock(&self.shared.roots);
+                r.capability && r.pending.is_none() && r.known.is_none()
+            };
+            if unasked {
+                self.ask_roots();
+            }
             None
         };
         let key = id.to_string();

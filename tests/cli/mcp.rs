@@ -877,3 +877,20 @@ fn the_official_python_sdk_drives_the_server() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_call_before_initialized_still_waits_for_the_roots() {
+    let env = TestEnv::new();
+    env.write("a.txt", "top\n");
+    env.write("sub/x.txt", "x\n");
+    let roots: Roots = Arc::new(Mutex::new(Some(vec![file_uri(&env.p("sub"))])));
+    let mut m = Mcp::start_with_roots(&env, roots);
+    m.rpc(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {"roots": {}},
+               "clientInfo": {"name": "hasty", "version": "1"}}),
+    );
+    error_text(&m.call("cat", json!({"path": env.p("a.txt")})), "denied");
+    assert_eq!(ok_text(&m.call("cat", json!({"path": "x.txt"}))), "x\n");
+    m.close();
+}
