@@ -19,11 +19,12 @@
 //! Why a module of its own on `serde_json` and threads, and not the official SDK (`rmcp` 3.11,
 //! which does serve both protocol eras): linked into readbox (server and stdio features, with a
 //! current-thread tokio runtime) it made the binary 1.27 MB larger (2.71 to 3.98 MB, 47 more
-//! crates to build) and the start-up of every ordinary call slower: 145 page faults instead of
-//! 139, and hyperfine medians of `readbox cat small.txt` 3 to 26 % slower over six runs on the
-//! 2-core build machine, where the budget is 3 %. It would also raise the minimum Rust from 1.85
-//! to 1.88. What readbox needs of the protocol (eight methods, line framing, one child per call)
-//! fits in this file.
+//! crates to build) and the start-up of every ordinary call heavier: `readbox cat small.txt`
+//! took 149 to 150 page faults instead of 144 (+4 %, where the budget for the start-up is 3 %;
+//! this module leaves it at 140), while hyperfine medians on the shared 2-core build machine
+//! ranged from 5 % faster to 26 % slower, too noisy to clear it. It would also raise the minimum
+//! Rust from 1.85 to 1.88. What readbox needs of the protocol (eight methods, line framing, one
+//! child per call) fits in this file.
 
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{OsStr, OsString};
