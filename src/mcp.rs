@@ -24,28 +24,28 @@
 //! this module leaves it at 140), while hyperfine medians on the shared 2-core build machine
 //! ranged from 5 % faster to 26 % slower, too noisy to clear it. It would also raise the minimum
 //! Rust from 1.85 to 1.88. What readbox needs of the protocol (eight methods, line framing, one
-//! child per call) fits in this file.
+//! child per call) fits in this module: the session here, the calls in `calls`, the client's
+//! roots in `roots`.
 
-use std::collections::{HashMap, VecDeque};
-use std::ffi::{OsStr, OsString};
+mod calls;
+mod roots;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
 use std::io::{BufRead, Read, Write};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::MetadataExt;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
 use crate::envelope::json_document;
 use crate::error::Error;
-use crate::limits::{Deadline, format_seconds};
-use crate::policy::{NARROW_ROOTS_VAR, Policy};
-use crate::resolve::{Gate, Kind};
-use crate::tools::{self, Tool};
+use crate::policy::Policy;
+use crate::resolve::Gate;
+use crate::tools;
+use calls::{Job, Queue, Slot};
+use roots::{Narrowing, RootsState, root_uris};
 
 /// The handshake versions, oldest first: `initialize` echoes one of them, else the newest.
 pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -71,10 +71,6 @@ const MAX_MESSAGE: usize = 16 << 20;
 /// The longest `arguments` object handed to a child (an argument of a program may hold 128 KiB
 /// on Linux; readbox's own paths and patterns are at most 4 KiB each).
 const MAX_ARGUMENTS: usize = 64 << 10;
-
-/// How long past its timeout a child may take to answer before it is killed (its own watchdog
-/// answers within half a second of the deadline).
-const KILL_MARGIN: Duration = Duration::from_secs(2);
 
 /// The key of the roots request in an `input_required` result (stateless form).
 const ROOTS_INPUT: &str = "roots";
@@ -159,6 +155,7 @@ fn start(words: &[OsString]) -> Result<Session, Error> {
             .spawn(move || s.work())
             .map_err(|e| Error::Io(format!("cannot start a worker thread: {e}")))?;
     }
+    // The Landlock rule holds the file itself; the children open it again.
     drop(audit);
     Ok(Session {
         shared,
@@ -171,50 +168,6 @@ fn start(words: &[OsString]) -> Result<Session, Error> {
 // ---------------------------------------------------------------------------------------------
 // State shared with the workers.
 // ---------------------------------------------------------------------------------------------
-
-/// Where a call may read: the configured roots, or the intersection with a client's roots
-/// (canonical directories; empty: nothing at all).
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Narrowing {
-    Configured,
-    To(Vec<PathBuf>),
-}
-
-/// The roots of the handshake session.
-#[derive(Debug, Default)]
-struct RootsState {
-    /// The client declared the roots capability in `initialize`.
-    capability: bool,
-    /// The id of the latest `roots/list` we sent, while it is unanswered.
-    pending: Option<String>,
-    /// The last answer, narrowed.
-    known: Option<Narrowing>,
-}
-
-/// A call in flight: whether it was cancelled, and its child while it runs (set only until the
-/// child is waited for, so that a kill never reaches a reused process id).
-#[derive(Debug, Default)]
-struct Slot {
-    cancelled: bool,
-    child: Option<rustix::process::Pid>,
-}
-
-/// A queued call.
-struct Job {
-    id: Value,
-    key: String,
-    tool: &'static Tool,
-    arguments: String,
-    /// `None`: the session's roots, once known; else fixed by the request (stateless form).
-    narrowing: Option<Narrowing>,
-    stateless: bool,
-    slot: Arc<Mutex<Slot>>,
-}
-
-#[derive(Default)]
-struct Queue {
-    jobs: VecDeque<Job>,
-}
 
 /// The one writer of standard output.
 #[derive(Default)]
@@ -248,8 +201,12 @@ impl Writer {
     }
 }
 
+/// What the session (main thread) and the workers share.
 struct Shared {
+    /// This program, started again for each call.
     exe: PathBuf,
+    /// The policy's timeout, seconds: how long a call waits for the roots, and the base of the
+    /// deadline past which its child is killed.
     timeout: f64,
     /// The most a child's envelope can hold (every byte of output escaped, plus the notes).
     max_envelope: u64,
@@ -295,258 +252,6 @@ fn stateless(result: Value) -> Value {
     let meta = m.entry("_meta").or_insert_with(|| json!({}));
     meta[META_SERVER_INFO] = server_info();
     Value::Object(m)
-}
-
-impl Shared {
-    /// A worker: runs queued calls until the server shuts down.
-    fn work(&self) {
-        loop {
-            let job = {
-                let mut q = lock(&self.queue);
-                loop {
-                    if self.shutdown.load(Ordering::SeqCst) {
-                        return;
-                    }
-                    if let Some(j) = q.jobs.pop_front() {
-                        break j;
-                    }
-                    q = self.queue_cv.wait(q).unwrap_or_else(|e| e.into_inner());
-                }
-            };
-            self.run(job);
-        }
-    }
-
-    /// Waits until the session's roots are known, at most until `deadline`.
-    fn session_roots(&self, deadline: Instant) -> Option<Narrowing> {
-        let mut r = lock(&self.roots);
-        loop {
-            if self.shutdown.load(Ordering::SeqCst) {
-                return None;
-            }
-            if !r.capability {
-                return Some(Narrowing::Configured);
-            }
-            if r.pending.is_none()
-                && let Some(n) = &r.known
-            {
-                return Some(n.clone());
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return None;
-            }
-            r = self
-                .roots_cv
-                .wait_timeout(r, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-    }
-
-    /// Runs one call and answers it, unless it was cancelled.
-    fn run(&self, job: Job) {
-        let narrowing = match job.narrowing.clone() {
-            Some(n) => Some(n),
-            None => {
-                let wait = Duration::try_from_secs_f64(self.timeout).unwrap_or(KILL_MARGIN);
-                self.session_roots(Instant::now() + wait)
-            }
-        };
-        let result = match narrowing {
-            None => tool_error(Error::Timeout(format!(
-                "the client did not answer roots/list within {} s",
-                format_seconds(self.timeout)
-            ))),
-            Some(n) => self.execute(&job, &n),
-        };
-        let cancelled = lock(&job.slot).cancelled;
-        lock(&self.calls).remove(&job.key);
-        if cancelled || self.shutdown.load(Ordering::SeqCst) {
-            return;
-        }
-        let result = if job.stateless {
-            stateless(result)
-        } else {
-            result
-        };
-        self.out.send(&response(&job.id, result));
-    }
-
-    /// Starts the child, reads its envelope (killing it past its timeout and the margin), and
-    /// maps the envelope to a tool result.
-    fn execute(&self, job: &Job, narrowing: &Narrowing) -> Value {
-        let mut cmd = Command::new(&self.exe);
-        cmd.arg0("readbox")
-            .arg("call")
-            .arg(job.tool.name)
-            .arg(&job.arguments)
-            // The envelope is what is parsed here, whatever format the policy names.
-            .env("READBOX_FORMAT", "json")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        if let Narrowing::To(dirs) = narrowing {
-            let joined: Vec<&[u8]> = dirs.iter().map(|d| d.as_os_str().as_bytes()).collect();
-            cmd.env(NARROW_ROOTS_VAR, OsStr::from_bytes(&joined.join(&b':')));
-        }
-        let start = Instant::now();
-        let mut child: Child = {
-            let mut slot = lock(&job.slot);
-            if slot.cancelled {
-                return json!({});
-            }
-            match cmd.spawn() {
-                Ok(c) => {
-                    slot.child = Some(rustix::process::Pid::from_child(&c));
-                    c
-                }
-                Err(e) => {
-                    return tool_error(Error::Io(format!("cannot start readbox call: {e}")));
-                }
-            }
-        };
-        let kill_at = start
-            + Duration::try_from_secs_f64(self.timeout).unwrap_or(Duration::from_secs(86400))
-            + KILL_MARGIN;
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let (read, bytes) = read_until(stdout, kill_at, self.max_envelope);
-        {
-            let mut slot = lock(&job.slot);
-            if read != Reading::Done
-                && let Some(pid) = slot.child
-            {
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-            }
-            slot.child = None;
-        }
-        let status = child.wait();
-        match (read, status) {
-            (Reading::Overdue, _) => tool_error(Deadline::new(start, self.timeout).error()),
-            (Reading::TooLong, _) => tool_error(Error::Io("the answer was too long".into())),
-            (Reading::Failed, _) => tool_error(Error::Io("the answer could not be read".into())),
-            (Reading::Done, Ok(st)) => envelope_to_result(job.tool, &bytes, st),
-            (Reading::Done, Err(e)) => tool_error(Error::Io(format!("readbox call: {e}"))),
-        }
-    }
-}
-
-/// How reading a child's answer ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Reading {
-    /// End of file: the child closed its output (it is ending).
-    Done,
-    /// The child outlived its timeout and the margin.
-    Overdue,
-    /// More than an envelope can hold.
-    TooLong,
-    /// A read error.
-    Failed,
-}
-
-/// Reads `pipe` to its end, or until `kill_at`, or past `max` bytes.
-fn read_until(
-    mut pipe: std::process::ChildStdout,
-    kill_at: Instant,
-    max: u64,
-) -> (Reading, Vec<u8>) {
-    use rustix::event::{PollFd, PollFlags, Timespec, poll};
-    let mut bytes = Vec::new();
-    let mut chunk = vec![0u8; 64 << 10];
-    loop {
-        let left = kill_at.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return (Reading::Overdue, bytes);
-        }
-        let timeout = Timespec::try_from(left).ok();
-        let mut fds = [PollFd::new(&pipe, PollFlags::IN)];
-        match poll(&mut fds, timeout.as_ref()) {
-            Ok(0) => continue,
-            Ok(_) => {}
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(_) => return (Reading::Failed, bytes),
-        }
-        match pipe.read(&mut chunk) {
-            Ok(0) => return (Reading::Done, bytes),
-            Ok(n) => {
-                bytes.extend_from_slice(&chunk[..n]);
-                if bytes.len() as u64 > max {
-                    return (Reading::TooLong, bytes);
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return (Reading::Failed, bytes),
-        }
-    }
-}
-
-/// A tool result that carries only an error (the call could not give its own answer).
-fn tool_error(e: Error) -> Value {
-    json!({
-        "content": [{"type": "text", "text": e.to_string()}],
-        "isError": true,
-    })
-}
-
-/// Maps a child's envelope to a `tools/call` result (docs/contract.md#mcp): `output` is the
-/// first text block, followed in the same block by the error line when there is one
-/// (`isError: true`); the notes, one per line, are a second text block; wc and stat also give
-/// their JSON as `structuredContent`; the exit status and truncation go in `_meta`.
-fn envelope_to_result(tool: &Tool, stdout: &[u8], status: ExitStatus) -> Value {
-    let code = status.code();
-    let ended = || match (code, status.signal()) {
-        (Some(c), _) => format!("exit status {c}"),
-        (None, Some(sig)) => format!("signal {sig}"),
-        (None, None) => "no status".to_string(),
-    };
-    let envelope: Option<Map<String, Value>> = std::str::from_utf8(stdout)
-        .ok()
-        .and_then(|s| serde_json::from_str(s.trim_end()).ok());
-    let parsed = envelope.as_ref().and_then(|e| {
-        let output = e.get("output")?.as_str()?;
-        let error = match e.get("error")? {
-            Value::Null => None,
-            Value::String(s) => Some(s.as_str()),
-            _ => return None,
-        };
-        let truncated = e.get("truncated")?.as_bool()?;
-        let notes: Vec<&str> = match e.get("notes") {
-            None => Vec::new(),
-            Some(Value::Array(a)) => a.iter().map(Value::as_str).collect::<Option<_>>()?,
-            Some(_) => return None,
-        };
-        Some((output, error, truncated, notes))
-    });
-    let Some((output, error, truncated, notes)) = parsed else {
-        return tool_error(Error::Io(format!(
-            "readbox call ended without an answer ({})",
-            ended()
-        )));
-    };
-    let mut text = output.to_string();
-    if let Some(e) = error {
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(e);
-    }
-    let mut content = vec![json!({"type": "text", "text": text})];
-    if !notes.is_empty() {
-        content.push(json!({"type": "text", "text": notes.join("\n")}));
-    }
-    let mut result = json!({
-        "content": content,
-        "isError": error.is_some(),
-    });
-    if error.is_none()
-        && !truncated
-        && crate::meta::output_schema(tool).is_some()
-        && let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(output.trim_end())
-    {
-        result["structuredContent"] = v;
-    }
-    result["_meta"] = json!({"exitStatus": code, "truncated": truncated});
-    result
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -878,7 +583,11 @@ impl Session {
                     return self.send(&response(id, ask));
                 };
                 match root_uris(answer) {
-                    Some(uris) => Some(Narrowing::To(self.narrow(&uris))),
+                    Some(uris) => Some(Narrowing::To(roots::narrow(
+                        &self.policy,
+                        &self.gate,
+                        &uris,
+                    ))),
                     None => {
                         return invalid(
                             self,
@@ -969,7 +678,7 @@ impl Session {
             return;
         }
         let narrowing = match msg.get("result").and_then(root_uris) {
-            Some(uris) => self.narrow(&uris),
+            Some(uris) => roots::narrow(&self.policy, &self.gate, &uris),
             None => {
                 // The client declared roots but did not give them: nothing is readable.
                 eprintln!("readbox mcp: the client's roots/list failed; every path is denied");
@@ -982,65 +691,6 @@ impl Session {
             r.known = Some(Narrowing::To(narrowing));
             drop(r);
             self.shared.roots_cv.notify_all();
-        }
-    }
-
-    /// The intersection of the client's roots with the configured roots: canonical
-    /// directories, each the whole of a configured root that a client root holds, or a directory
-    /// that the gate reaches beneath a configured root (not excluded, not through a symlink that
-    /// leaves). A root nested in another is left out; so is one with a `:` in its path, which the
-    /// narrowing variable cannot carry (leaving a root out only narrows).
-    fn narrow(&self, uris: &[&str]) -> Vec<PathBuf> {
-        let mut found: Vec<PathBuf> = Vec::new();
-        for uri in uris {
-            let Some(path) = file_uri_path(uri) else {
-                eprintln!("readbox mcp: a client root that is not a local file:// URI is ignored");
-                continue;
-            };
-            for dir in self.surviving(&path) {
-                if dir.as_os_str().as_bytes().contains(&b':') {
-                    eprintln!("readbox mcp: a client root with ':' in its path is left out");
-                } else if !found.contains(&dir) {
-                    found.push(dir);
-                }
-            }
-        }
-        let nested = |d: &PathBuf| found.iter().any(|o| o != d && d.starts_with(o));
-        found.iter().filter(|d| !nested(d)).cloned().collect()
-    }
-
-    /// What survives of one client root (an absolute path).
-    fn surviving(&self, client: &Path) -> Vec<PathBuf> {
-        let canonical = std::fs::canonicalize(client).ok();
-        if let Some(c) = &canonical {
-            let held: Vec<PathBuf> = self
-                .policy
-                .roots
-                .iter()
-                .filter(|r| r.starts_with(c))
-                .cloned()
-                .collect();
-            if !held.is_empty() {
-                return held;
-            }
-        }
-        // Beneath a configured root: the gate decides, and the canonical path must name the very
-        // directory it reached.
-        let Ok(node) = self.gate.resolve(client.as_os_str().as_bytes()) else {
-            return Vec::new();
-        };
-        let Some(c) = canonical else {
-            return Vec::new();
-        };
-        let same = std::fs::metadata(&c)
-            .is_ok_and(|m| m.dev() == node.stat().st_dev && m.ino() == node.stat().st_ino);
-        if node.kind() == Kind::Directory
-            && same
-            && self.policy.roots.iter().any(|r| c.starts_with(r))
-        {
-            vec![c]
-        } else {
-            Vec::new()
         }
     }
 }
@@ -1076,163 +726,9 @@ fn stateless_discover() -> Value {
     }))
 }
 
-/// The URIs of a `roots/list` result (`{"roots": [{"uri": "file:///…"}, …]}`); `None` when it is
-/// not one.
-fn root_uris(result: &Value) -> Option<Vec<&str>> {
-    result
-        .get("roots")?
-        .as_array()?
-        .iter()
-        .map(|r| r.get("uri").and_then(Value::as_str))
-        .collect()
-}
-
-/// The local path of a `file://` URI (RFC 8089: an empty host or `localhost`, a percent-encoded
-/// absolute path, no query or fragment); `None` for anything else.
-fn file_uri_path(uri: &str) -> Option<PathBuf> {
-    let scheme = uri.get(..7)?;
-    if !scheme.eq_ignore_ascii_case("file://") {
-        return None;
-    }
-    let rest = &uri[7..];
-    let slash = rest.find('/')?;
-    let (host, path) = rest.split_at(slash);
-    if !(host.is_empty() || host.eq_ignore_ascii_case("localhost")) || path.contains(['?', '#']) {
-        return None;
-    }
-    let mut bytes = Vec::with_capacity(path.len());
-    let mut it = path.bytes();
-    while let Some(b) = it.next() {
-        if b == b'%' {
-            let hi = (it.next()? as char).to_digit(16)?;
-            let lo = (it.next()? as char).to_digit(16)?;
-            bytes.push((hi * 16 + lo) as u8);
-        } else {
-            bytes.push(b);
-        }
-    }
-    if bytes.contains(&0) {
-        return None;
-    }
-    Some(PathBuf::from(OsString::from_vec(bytes)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn file_uris_are_local_absolute_paths() {
-        assert_eq!(
-            file_uri_path("file:///tmp/a%20b/%C3%A9"),
-            Some(PathBuf::from("/tmp/a b/é"))
-        );
-        assert_eq!(
-            file_uri_path("file://localhost/etc"),
-            Some(PathBuf::from("/etc"))
-        );
-        assert_eq!(file_uri_path("FILE:///x"), Some(PathBuf::from("/x")));
-        assert_eq!(
-            file_uri_path("file:///a%ff"),
-            Some(PathBuf::from(OsString::from_vec(b"/a\xff".to_vec())))
-        );
-        for bad in [
-            "file://host/etc",
-            "http:///etc",
-            "file:etc",
-            "file://",
-            "file:///a%2",
-            "file:///a%zz",
-            "file:///a%00b",
-            "file:///a?b",
-            "file:///a#b",
-            "/etc",
-        ] {
-            assert_eq!(file_uri_path(bad), None, "{bad}");
-        }
-    }
-
-    fn status(code: i32) -> ExitStatus {
-        ExitStatus::from_raw(code << 8)
-    }
-
-    #[test]
-    fn an_error_follows_the_partial_output_in_the_first_block() {
-        let tool = tools::by_name("grep").unwrap();
-        let env = br#"{"output":"a:1:x","error":"timeout: the call took longer than 1 s","truncated":false}"#;
-        let r = envelope_to_result(tool, env, status(2));
-        assert_eq!(
-            r["content"],
-            json!([{"type": "text", "text": "a:1:x\ntimeout: the call took longer than 1 s"}])
-        );
-        assert_eq!(r["isError"], json!(true));
-        assert_eq!(r["_meta"], json!({"exitStatus": 2, "truncated": false}));
-        let env = br#"{"output":"","error":"denied: ../x","truncated":false}"#;
-        let r = envelope_to_result(tool, env, status(2));
-        assert_eq!(r["content"][0]["text"], json!("denied: ../x"));
-    }
-
-    #[test]
-    fn notes_are_one_second_block() {
-        let tool = tools::by_name("cat").unwrap();
-        let env = br#"{"output":"a\n","error":null,"truncated":true,"notes":["one","two"]}"#;
-        let r = envelope_to_result(tool, env, status(0));
-        assert_eq!(
-            r["content"],
-            json!([{"type": "text", "text": "a\n"}, {"type": "text", "text": "one\ntwo"}])
-        );
-        assert_eq!(r["isError"], json!(false));
-        assert_eq!(r["_meta"], json!({"exitStatus": 0, "truncated": true}));
-        assert!(r.get("structuredContent").is_none());
-    }
-
-    #[test]
-    fn wc_gives_structured_content_unless_cut() {
-        let tool = tools::by_name("wc").unwrap();
-        let env = br#"{"output":"{\"lines\": 1, \"words\": 2, \"bytes\": 8}\n","error":null,"truncated":false}"#;
-        let r = envelope_to_result(tool, env, status(0));
-        assert_eq!(
-            r["structuredContent"],
-            json!({"lines": 1, "words": 2, "bytes": 8})
-        );
-        let env = br#"{"output":"{\"lines\": 1","error":null,"truncated":true}"#;
-        let r = envelope_to_result(tool, env, status(0));
-        assert!(r.get("structuredContent").is_none());
-    }
-
-    #[test]
-    fn no_envelope_is_an_io_error() {
-        let tool = tools::by_name("cat").unwrap();
-        let r = envelope_to_result(tool, b"", ExitStatus::from_raw(9));
-        assert_eq!(
-            r["content"][0]["text"],
-            json!("io: readbox call ended without an answer (signal 9)")
-        );
-        assert_eq!(r["isError"], json!(true));
-    }
-
-    #[test]
-    fn a_child_that_outlives_the_deadline_is_given_up() {
-        let mut child = Command::new("sleep")
-            .arg("30")
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let pipe = child.stdout.take().unwrap();
-        let (how, bytes) = read_until(pipe, Instant::now() + Duration::from_millis(100), 10);
-        assert_eq!((how, bytes.len()), (Reading::Overdue, 0));
-        child.kill().unwrap();
-        child.wait().unwrap();
-        let mut child = Command::new("printf")
-            .arg("0123456789abc")
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let pipe = child.stdout.take().unwrap();
-        let far = Instant::now() + Duration::from_secs(60);
-        assert_eq!(read_until(pipe, far, 10).0, Reading::TooLong);
-        child.wait().unwrap();
-    }
 
     #[test]
     fn long_lines_are_skipped_whole() {
