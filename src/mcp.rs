@@ -20,12 +20,12 @@
 //! which does serve both protocol eras): linked into readbox (server and stdio features, with a
 //! current-thread tokio runtime) it made the binary 1.27 MB larger (2.71 to 3.98 MB, 47 more
 //! crates to build) and the start-up of every ordinary call heavier: `readbox cat small.txt`
-//! took 149 to 150 page faults instead of 144 (+4 %, where the budget for the start-up is 3 %;
-//! this module leaves it at 140), while hyperfine medians on the shared 2-core build machine
-//! ranged from 5 % faster to 26 % slower, too noisy to clear it. It would also raise the minimum
-//! Rust from 1.85 to 1.88. What readbox needs of the protocol (eight methods, line framing, one
-//! child per call) fits in this module: the session here, the calls in `calls`, the client's
-//! roots in `roots`.
+//! took 6 to 9 more page faults than without it (+4 to 6 %, in three settings, where the budget
+//! for the start-up is 3 %; builds with this module took 1 to 7 fewer than without it), while
+//! hyperfine medians on the shared 2-core build machine ranged from 5 % faster to 26 % slower,
+//! too noisy to clear it. It would also raise the minimum Rust from 1.85 to 1.88. What readbox
+//! needs of the protocol (eight methods, line framing, one child per call) fits in this module:
+//! the session here, the calls in `calls`, the client's roots in `roots`.
 
 mod calls;
 mod roots;
