@@ -21,11 +21,12 @@
 //! current-thread tokio runtime) it made the binary 1.27 MB larger (2.71 to 3.98 MB, 47 more
 //! crates to build) and the start-up of every ordinary call heavier: `readbox cat small.txt`
 //! took 6 to 9 more page faults than without it (+4 to 6 %, in three settings, where the budget
-//! for the start-up is 3 %; builds with this module took 1 to 7 fewer than without it), while
-//! hyperfine medians on the shared 2-core build machine ranged from 5 % faster to 26 % slower,
-//! too noisy to clear it. It would also raise the minimum Rust from 1.85 to 1.88. What readbox
-//! needs of the protocol (eight methods, line framing, one child per call) fits in this module:
-//! the session here, the calls in `calls`, the client's roots in `roots`.
+//! for the start-up is 3 %; builds with this module stay within a few of the base, either way,
+//! as the code happens to be laid out), while hyperfine medians on the shared 2-core build
+//! machine ranged from 5 % faster to 26 % slower, too noisy to clear it. It would also raise the
+//! minimum Rust from 1.85 to 1.88. What readbox needs of the protocol (eight methods, line
+//! framing, one child per call) fits in this module: the session here, the calls in `calls`,
+//! the client's roots in `roots`.
 
 mod calls;
 mod roots;
