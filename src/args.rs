@@ -77,11 +77,21 @@ fn value_of(tool: &Tool, p: &Param, word: &[u8]) -> Result<Value> {
             .ok_or_else(|| bad("a boolean (true false 1 0 yes no on off)")),
         Kind::Int { min, max } => match parse_uint(&text()) {
             Some(n) if (min..=max).contains(&n) => Ok(Value::Int(n)),
-            _ => Err(bad(&format!("an integer from {min} to {max}"))),
+            _ => Err(bad(&int_range(min, max))),
         },
         Kind::FileType => parse_file_type(&text())
             .map(Value::FileType)
             .ok_or_else(|| bad("a file type (all, file, directory, f, d)")),
+    }
+}
+
+/// How a usage error describes an integer range: `an integer from 0 to 100`, `an integer from 1
+/// up` when there is no upper bound.
+fn int_range(min: u64, max: u64) -> String {
+    if max == u64::MAX {
+        format!("an integer from {min} up")
+    } else {
+        format!("an integer from {min} to {max}")
     }
 }
 
@@ -316,7 +326,7 @@ pub fn parse_json(tool: &Tool, text: &[u8]) -> Result<Args> {
             Kind::Bool => Value::Bool(v.as_bool().ok_or_else(|| mistyped("a boolean"))?),
             Kind::Int { min, max } => {
                 let n = v.as_u64().filter(|n| (min..=max).contains(n));
-                Value::Int(n.ok_or_else(|| mistyped(&format!("an integer from {min} to {max}")))?)
+                Value::Int(n.ok_or_else(|| mistyped(&int_range(min, max)))?)
             }
             Kind::FileType => Value::FileType(
                 v.as_str()

@@ -1,6 +1,6 @@
 //! readbox: safe, read-only `cat ls find grep head tail wc stat diff pwd` for AI agents, container
 //! images and people, confined beneath chosen roots, with bounded time and output, and one JSON
-//! envelope per call. The contract is SPEC.md; the README explains how to use it.
+//! envelope per call. The contract is docs/contract.md; the README explains how to use it.
 //!
 //! One call flows one way:
 //!
@@ -33,8 +33,10 @@ pub mod error;
 pub mod limits;
 pub mod mcp;
 pub mod meta;
+pub mod names;
 pub mod policy;
 pub mod read;
+pub mod redact;
 pub mod resolve;
 pub mod sandbox;
 pub mod tools;
@@ -86,8 +88,8 @@ impl Call {
         let (mut error, mut status) = (error, status);
         if let Some(log) = &self.audit {
             let summary = self.out.summary();
-            if let Err(e) = log.append(&self.record, status, error.as_ref(), summary) {
-                self.out.discard();
+            // The output may be out already; a log that fails now still makes the call fail.
+            if let Err(e) = log.end(&self.record, status, error.as_ref(), summary) {
                 error = Some(e);
                 status = EXIT_ERROR;
             }
@@ -151,7 +153,17 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         },
         None => None,
     };
-    let record = audit::Record::new(&label, &words, &policy.workdir, start);
+    let record_tool = match meta {
+        Some(Meta::Call) => "call",
+        _ => &label,
+    };
+    let record = audit::Record::new(record_tool, &words, &policy.workdir, start);
+    // The first line goes to the log before any output; a call that cannot log does not run.
+    if let Some(log) = &audit
+        && let Err(e) = log.begin(&record)
+    {
+        return answer_now(policy.format, &label, "", Some(e), EXIT_ERROR);
+    }
     let call = Arc::new(Call {
         out,
         label,
@@ -309,7 +321,8 @@ fn answer_now(format: Format, label: &str, output: &str, error: Option<Error>, s
     status
 }
 
-/// A panic must still end in one envelope, and never print a backtrace (SPEC §3, THREATS I1).
+/// A panic must still end in one envelope, and never print a backtrace (docs/contract.md#envelope,
+/// docs/security.md#threat-model).
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
         if cfg!(debug_assertions) {

@@ -84,6 +84,9 @@ pub fn input_schema(t: &Tool) -> Value {
         let mut s = match p.kind {
             Kind::Path | Kind::Text => json!({ "type": "string" }),
             Kind::Bool => json!({ "type": "boolean" }),
+            Kind::Int { min, max } if max == u64::MAX => {
+                json!({ "type": "integer", "minimum": min })
+            }
             Kind::Int { min, max } => json!({ "type": "integer", "minimum": min, "maximum": max }),
             Kind::FileType => json!({ "type": "string", "enum": ["all", "file", "directory"] }),
         };

@@ -67,6 +67,8 @@ pub struct Policy {
     /// `sandbox = "require"`: a kernel without Landlock is a `config:` error (default
     /// `"best-effort"`).
     pub require_sandbox: bool,
+    /// `redact`: replace secret values in content by `[REDACTED:RULE]` (default true).
+    pub redact: bool,
     /// The roots of the lock, if one is in force, else the roots that [`NARROW_ROOTS_VAR`]
     /// narrowed: excludes stay anchored to them.
     pub locked_roots: Vec<PathBuf>,
@@ -561,6 +563,7 @@ impl Policy {
             deny_hardlinks: false,
             cross_mounts: false,
             require_sandbox: false,
+            redact: true,
             locked_roots: Vec::new(),
             exclude_matcher: Excludes::new(&[]).expect("no patterns always compile"),
             sources: SETTINGS

@@ -1,12 +1,14 @@
 //! `find [PATH=.] [PATTERN=*] [FILE_TYPE=all] [MAX_DEPTH=20]`: entries below PATH whose name
-//! matches the glob PATTERN, of type FILE_TYPE, to MAX_DEPTH (SPEC §7). Directories end with `/`;
-//! symlinks are listed, not followed, when FILE_TYPE is `all`.
+//! matches the glob PATTERN, of type FILE_TYPE, to MAX_DEPTH (docs/contract.md#tools).
+//! Directories end with `/`; symlinks are listed, not followed, when FILE_TYPE is `all`. Paths
+//! are quoted as docs/contract.md#names says.
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::{Args, Ctx, Effect, FileType, Flag, Kind, Outcome, Param, Tool};
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
+use crate::names::quoted;
 use crate::resolve::Kind as K;
 use crate::walk::{Entry, Ignores, display_prefix, walk};
 
@@ -119,6 +121,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         Ignores::Off
     };
     let prefix = display_prefix(args.bytes(0));
+    let mut line = Vec::new();
     let mut visit = |e: &Entry<'_>| -> Result<(), Stop> {
         let kind = e.listed.kind;
         let wanted = match file_type {
@@ -127,9 +130,24 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             FileType::Directory => kind == K::Directory,
         };
         if wanted && glob.is_match(std::path::Path::new(&e.listed.name)) {
-            ctx.out.push(e.display)?;
-            ctx.out
-                .push(if kind == K::Directory { b"/\n" } else { b"\n" })?;
+            line.clear();
+            line.extend_from_slice(&quoted(e.display));
+            if kind == K::Directory {
+                line.push(b'/');
+            }
+            line.push(b'\n');
+            if let Err(stop) = ctx.out.push(&line) {
+                if stop == Stop::Truncated {
+                    ctx.out.note_truncation(format!(
+                        "output truncated at max_output_bytes ({} bytes; \
+                         READBOX_MAX_OUTPUT_BYTES) before {}; a narrower PATH or PATTERN lists \
+                         fewer entries",
+                        ctx.out.cap(),
+                        String::from_utf8_lossy(&line[..line.len() - 1])
+                    ));
+                }
+                return Err(stop);
+            }
         }
         Ok(())
     };

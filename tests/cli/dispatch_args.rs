@@ -513,7 +513,8 @@ fn meta_commands_obey_the_output_cap() {
 /// Each tool's parameters from the §2 table: (name, JSON type, required).
 fn params_of(tool: &str) -> Vec<(&'static str, &'static str, bool)> {
     match tool {
-        "cat" | "wc" | "stat" => vec![("path", "string", true)],
+        "cat" => vec![("path", "string", true), ("from_line", "integer", false)],
+        "wc" | "stat" => vec![("path", "string", true)],
         "pwd" => vec![],
         "ls" => vec![("path", "string", false), ("show_hidden", "boolean", false)],
         "find" => vec![
@@ -1639,12 +1640,16 @@ fn calls_generated_from_the_schema_are_accepted_by_the_parser_and_its_bounds_are
                     bad.push(json!("true"));
                 }
                 "integer" => {
+                    // No `maximum` means no upper bound (cat's FROM_LINE).
                     let (min, max) = (
                         p["minimum"].as_u64().unwrap(),
-                        p["maximum"].as_u64().unwrap(),
+                        p["maximum"].as_u64().unwrap_or(u64::MAX),
                     );
                     good.extend([json!(min), json!(max), p["default"].clone()]);
-                    bad.extend([json!(max + 1), json!(-1), json!(1.5), json!("1")]);
+                    bad.extend([json!(-1), json!(1.5), json!("1")]);
+                    if let Some(over) = max.checked_add(1) {
+                        bad.push(json!(over));
+                    }
                 }
                 "string" => match p.get("enum") {
                     Some(Value::Array(values)) => {

@@ -1027,9 +1027,14 @@ fn integer_help_states_the_parsers_range() {
     for t in TOOLS {
         for p in t.params {
             if let Kind::Int { min, max } = p.kind {
+                let range = if max == u64::MAX {
+                    format!("(from {min})")
+                } else {
+                    format!("({min} to {max})")
+                };
                 assert!(
-                    p.help.contains(&format!("({min} to {max})")),
-                    "{} {}: help {:?} does not say ({min} to {max})",
+                    p.help.contains(&range),
+                    "{} {}: help {:?} does not say {range}",
                     t.name,
                     p.name,
                     p.help
@@ -1038,6 +1043,6 @@ fn integer_help_states_the_parsers_range() {
             }
         }
     }
-    // lines (head, tail), max_depth (find, grep), context_lines (diff).
-    assert_eq!(checked, 5);
+    // from_line (cat), lines (head, tail), max_depth (find, grep), context_lines (diff).
+    assert_eq!(checked, 6);
 }

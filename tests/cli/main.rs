@@ -7,6 +7,7 @@ mod agent_replay;
 mod diff;
 mod dispatch_args;
 mod docs;
+mod engine;
 mod envelope_policy;
 mod mcp;
 mod readers_confinement;

@@ -100,6 +100,8 @@ async def truncated(root):
         r = await s.call_tool("cat", {"path": "long.txt"})
         check(not r.is_error and len(text(r).encode()) <= 30 and r.meta["truncated"] is True,
               "a truncated call is not an error and says so in _meta", r)
+        check(len(r.content) == 2 and "cat long.txt 3" in text(r, 1),
+              "its notes, in a second block, give the call that continues it", r)
 
 
 async def narrowed(root):
