@@ -77,6 +77,13 @@ fn call_id() -> String {
     }
 }
 
+impl std::os::fd::AsFd for Log {
+    /// The open file (for a Landlock rule that leaves it, and only it, writable).
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.file.as_fd()
+    }
+}
+
 impl Log {
     /// Opens (creating if needed) the log for appending.
     ///

@@ -21,6 +21,7 @@
 //! - [`limits`]: the read and entry budgets and the timeout watchdog.
 //! - [`tools`]: the registry and one module per tool.
 //! - [`meta`]: `help`, `version`, `list`, `policy`, `schema`, `install`.
+//! - [`mcp`]: `readbox mcp`, which runs each tool call as a child `readbox call`.
 //! - [`audit`]: the audit log.
 //! - [`sandbox`]: Landlock self-restriction, a second wall behind the gate.
 
@@ -30,6 +31,7 @@ pub mod dispatch;
 pub mod envelope;
 pub mod error;
 pub mod limits;
+pub mod mcp;
 pub mod meta;
 pub mod names;
 pub mod policy;
@@ -132,6 +134,8 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Invocation::Tool(name, words) => {
             (name.to_string(), Some(dispatch::tool(name)), None, words)
         }
+        // The server speaks MCP on stdout, never an envelope; each call it runs is one.
+        Invocation::Meta(Meta::Mcp, words) => return mcp::serve(&words),
         Invocation::Meta(m, words) => ("readbox".to_string(), None, Some(m), words),
     };
     let policy = match Policy::load() {

@@ -189,7 +189,8 @@ fn envelope(r: &Reply) -> Result<Envelope, String> {
     let v: serde_json::Map<String, Value> =
         serde_json::from_str(body).map_err(|e| format!("not JSON ({e}): {:?}", r.text))?;
     let keys: Vec<&str> = v.keys().map(String::as_str).collect();
-    if keys != ["output", "error", "truncated"] {
+    if keys != ["output", "error", "truncated"] && keys != ["output", "error", "truncated", "notes"]
+    {
         return Err(format!("envelope keys {keys:?}"));
     }
     let e = Envelope {

@@ -10,6 +10,7 @@ mod docs;
 mod engine;
 mod envelope_policy;
 mod input_hints;
+mod mcp;
 mod readers_confinement;
 mod security;
 mod smoke;

@@ -216,12 +216,26 @@ fn a_mount_beneath_the_root_is_not_crossed() {
     }
     let _guard = Unmount(mnt.clone());
     // A bind mount of the same filesystem keeps st_dev; openat2's RESOLVE_NO_XDEV still refuses
-    // to cross it.
-    env.run("cat", &["mnt/mounted.txt"])
-        .denied("mnt/mounted.txt");
-    env.run("ls", &["mnt"]).denied("mnt");
-    // Walks list the mount point but do not enter it, as `find -xdev`.
-    env.run("find", &["."]).ok("mnt/\n");
+    // to cross it, and the denial names the mount point as the caller reaches it.
+    env.run("cat", &["mnt/mounted.txt"]).fails(
+        "denied",
+        "mnt/mounted.txt: crosses the mount point mnt (cross_mounts is off)",
+    );
+    // Decided when the mount point is reached, before anything beneath it is looked up.
+    env.run("cat", &["./mnt/../mnt/mounted.txt"]).fails(
+        "denied",
+        "./mnt/../mnt/mounted.txt: crosses the mount point ./mnt (cross_mounts",
+    );
+    env.run("ls", &["mnt"])
+        .fails("denied", "mnt: crosses the mount point mnt");
+    // Walks list the mount point but do not enter it, as `find -xdev`, and say so in a note.
+    let a = env.run("find", &["."]);
+    a.ok("mnt/\n");
+    assert!(
+        a.notes.iter().any(|n| n.contains("mount point mnt")),
+        "{:?}",
+        a.notes
+    );
     env.run("grep", &["another", "."]).no_match();
     let mut crossing = TestEnv::new();
     crossing.var("READBOX_CROSS_MOUNTS", "true");

@@ -170,6 +170,12 @@ impl TestEnv {
         c
     }
 
+    /// The binary as every call starts it (clean environment, the variables, the working
+    /// directory, standard input from /dev/null), for callers that run it themselves.
+    pub fn readbox_command(&self) -> Command {
+        self.command(&Self::binary())
+    }
+
     /// `readbox WORDS...` (meta commands and multicall form).
     pub fn readbox<S: AsRef<OsStr>>(&self, words: &[S]) -> Answer {
         let mut c = self.command(&Self::binary());
