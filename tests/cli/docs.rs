@@ -1,18 +1,21 @@
 //! The man pages in `man/` and the shell completions in `completions/` are generated from the
-//! registry (`readbox::tools::TOOLS`), the usage text (`readbox::meta::usage`) and the policy's
-//! defaults, here, with `clap_mangen` and `clap_complete` (dev-dependencies, so the shipped binary
-//! carries no clap). They are committed so that packagers need no build step; the test
-//! [`committed_docs_match_the_registry`] fails when they drift from what this file generates, and
-//! `READBOX_REGENERATE_DOCS=1 cargo test --test cli docs` rewrites them instead.
+//! registry (`readbox::tools::TOOLS`), the usage text (`readbox::meta::usage`), the meta commands
+//! listed here and the policy's defaults: the man pages and the zsh completion with `clap_mangen`
+//! and `clap_complete` (dev-dependencies, so the shipped binary carries no clap), the bash and
+//! fish completions by `completions.rs`. They are committed so that packagers need no build step;
+//! the test [`committed_docs_match_the_registry`] fails when they drift from what is generated,
+//! and `READBOX_REGENERATE_DOCS=1 cargo test --test cli docs` rewrites them instead.
 //!
-//! The clap `Command` built here only describes the interface: readbox never parses with clap
-//! (it takes positional words only, SPEC §2), so the command exists to feed the generators.
+//! The clap `Command` built here only describes the interface: readbox never parses with clap (it
+//! takes positional words only, docs/contract.md#arguments), so the command exists to feed the
+//! generators.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
 
+use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, Command, ValueHint};
 use clap_complete::Shell;
 use clap_mangen::Man;
@@ -20,6 +23,8 @@ use clap_mangen::roff::{Roff, bold, italic, roman};
 use readbox::meta;
 use readbox::policy::{self, Inputs, Policy};
 use readbox::tools::{Kind, TOOLS, Tool};
+
+use super::completions::{self, Offer};
 
 /// The variable that turns the drift test into the regenerator.
 const REGENERATE: &str = "READBOX_REGENERATE_DOCS";
@@ -34,26 +39,26 @@ const GENERATED_DIRS: &[&str] = &["man", "completions"];
 /// The `.TH` manual name, shared by every page.
 const MANUAL: &str = "User Commands";
 
-/// A meta command of the multicall form (SPEC §1, §8).
-struct Meta {
-    name: &'static str,
+/// A meta command of the multicall form (docs/contract.md#invocation).
+pub(super) struct Meta {
+    pub name: &'static str,
     /// Its positional arguments, in order.
-    args: &'static [MetaArg],
+    pub args: &'static [MetaArg],
     /// What it does.
-    about: &'static str,
+    pub about: &'static str,
 }
 
 /// A positional argument of a meta command.
-struct MetaArg {
-    /// As the synopsis shows it (`TOOL`).
-    value: &'static str,
-    required: bool,
-    help: &'static str,
+pub(super) struct MetaArg {
+    /// As the synopsis shows it (`TOOL`); completion goes by it (`completions::meta_slot`).
+    pub value: &'static str,
+    pub required: bool,
+    pub help: &'static str,
 }
 
 /// The meta commands. `src/dispatch.rs` has no table of them to derive from, so they are
-/// written here.
-const META: &[Meta] = &[
+/// written here; the man page and the completions take them from here.
+pub(super) const META: &[Meta] = &[
     Meta {
         name: "help",
         args: &[MetaArg {
@@ -119,7 +124,28 @@ const META: &[Meta] = &[
     },
 ];
 
-/// One setting of SPEC §4 as the man page describes it.
+/// A flag `readbox` accepts as its only argument, an alias of a meta command.
+pub(super) struct Flag {
+    pub short: char,
+    pub long: &'static str,
+    pub help: &'static str,
+}
+
+/// `-h`/`--help` and `-V`/`--version` (docs/contract.md#invocation).
+pub(super) const FLAGS: &[Flag] = &[
+    Flag {
+        short: 'h',
+        long: "help",
+        help: "the same as readbox help",
+    },
+    Flag {
+        short: 'V',
+        long: "version",
+        help: "the same as readbox version",
+    },
+];
+
+/// One setting of the policy as the man page describes it.
 struct Setting {
     /// The config file key (the key `readbox policy` shows).
     key: &'static str,
@@ -246,39 +272,28 @@ fn readbox_command() -> Command {
         .subcommand_value_name("TOOL")
         // The meta command `help` is ours, with its own argument; clap's would shadow it.
         .disable_help_subcommand(true)
-        // readbox accepts -h/--help and -V/--version as aliases of its meta commands (SPEC §1);
-        // these are plain flags so that the help text says what readbox does, not clap.
+        // readbox accepts -h/--help and -V/--version as aliases of its meta commands
+        // (docs/contract.md#invocation); these are plain flags so that the help text says what
+        // readbox does, not clap.
         .disable_help_flag(true)
         .disable_version_flag(true)
-        .arg(
-            Arg::new("help")
-                .short('h')
-                .long("help")
+        .args(FLAGS.iter().map(|f| {
+            Arg::new(f.long)
+                .short(f.short)
+                .long(f.long)
                 .action(ArgAction::SetTrue)
-                .help("the same as readbox help"),
-        )
-        .arg(
-            Arg::new("version")
-                .short('V')
-                .long("version")
-                .action(ArgAction::SetTrue)
-                .help("the same as readbox version"),
-        )
+                .help(f.help)
+        }))
         .subcommands(TOOLS.iter().map(tool_command))
         .subcommands(META.iter().map(|m| {
             let mut c = Command::new(m.name).about(m.about).disable_help_flag(true);
             for (i, arg) in m.args.iter().enumerate() {
-                let mut a = Arg::new(arg.value.to_ascii_lowercase())
+                let a = Arg::new(arg.value.to_ascii_lowercase())
                     .value_name(arg.value)
                     .index(i + 1)
                     .required(arg.required)
                     .help(arg.help);
-                a = match arg.value {
-                    "TOOL" => a.value_parser(readbox::tools::NAMES.to_vec()),
-                    "DIR" => a.value_hint(ValueHint::DirPath),
-                    _ => a.value_hint(ValueHint::Other),
-                };
-                c = c.arg(a);
+                c = c.arg(offer_to_clap(a, completions::meta_slot(arg).offer));
             }
             c
         }))
@@ -306,22 +321,31 @@ fn tool_command(t: &'static Tool) -> Command {
             if let Some(d) = p.default {
                 a = a.default_value(d);
             }
-            match p.kind {
-                Kind::Path => a.value_hint(ValueHint::AnyPath),
-                Kind::Text | Kind::Int { .. } => a.value_hint(ValueHint::Other),
-                // Only the canonical words: completion offers them, and the description names
-                // the other spellings once (clap's bash completion would list hidden ones too).
-                Kind::Bool => a.value_parser(["true", "false"]),
-                Kind::FileType => a.value_parser(["all", "file", "directory"]),
-            }
+            offer_to_clap(a, completions::param_slot(p).offer)
         }))
 }
 
-/// Every spelling of a boolean (SPEC §2), the canonical two first.
+/// What completion offers for an argument, as clap says it (zsh's completion is clap's): the
+/// same offers as the bash and fish scripts.
+fn offer_to_clap(a: Arg, offer: Offer) -> Arg {
+    match offer {
+        Offer::Paths => a.value_hint(ValueHint::AnyPath),
+        Offer::Dirs => a.value_hint(ValueHint::DirPath),
+        Offer::Nothing => a.value_hint(ValueHint::Other),
+        // Only the canonical words: completion offers them, and the description names the
+        // other spellings once.
+        Offer::Words(words) => a.value_parser(PossibleValuesParser::new(words.iter().copied())),
+        Offer::Tools => a.value_parser(PossibleValuesParser::new(
+            readbox::tools::NAMES.iter().copied(),
+        )),
+    }
+}
+
+/// Every spelling of a boolean (docs/contract.md#arguments), the canonical two first.
 const BOOL_SPELLINGS: [&str; 8] = ["true", "false", "1", "0", "yes", "no", "on", "off"];
 
 /// `readbox install DIR`, `readbox help [TOOL]`.
-fn meta_signature(m: &Meta) -> String {
+pub(super) fn meta_signature(m: &Meta) -> String {
     let mut s = format!("readbox {}", m.name);
     for a in m.args {
         if a.required {
@@ -406,18 +430,15 @@ fn generate() -> BTreeMap<PathBuf, String> {
             tool_page(t, sub),
         );
     }
-    for (shell, file) in [
-        (Shell::Bash, "completions/readbox.bash"),
-        (Shell::Zsh, "completions/_readbox"),
-        (Shell::Fish, "completions/readbox.fish"),
-    ] {
-        let mut buf = Vec::new();
-        clap_complete::generate(shell, &mut cmd.clone(), "readbox", &mut buf);
-        files.insert(
-            PathBuf::from(file),
-            String::from_utf8(buf).expect("completions are UTF-8"),
-        );
-    }
+    // zsh's _arguments completes each position by its own spec, so clap's script is right
+    // there; bash and fish get scripts of their own (completions.rs).
+    let mut buf = Vec::new();
+    clap_complete::generate(Shell::Zsh, &mut cmd.clone(), "readbox", &mut buf);
+    files.insert(
+        PathBuf::from("completions/_readbox"),
+        String::from_utf8(buf).expect("completions are UTF-8"),
+    );
+    files.extend(completions::scripts());
     files
 }
 
@@ -777,10 +798,13 @@ fn committed_docs_match_the_registry() {
 }
 
 #[test]
-fn one_page_per_tool_and_three_completions() {
+fn one_page_per_tool_and_the_completions_of_three_shells() {
     let names: Vec<String> = generate().keys().map(|p| p.display().to_string()).collect();
     let mut expected = vec![
         "completions/_readbox".to_string(),
+        "completions/readbox-links.bash".into(),
+        "completions/readbox-links.fish".into(),
+        "completions/readbox-links.zsh".into(),
         "completions/readbox.bash".into(),
         "completions/readbox.fish".into(),
         "man/readbox.1".into(),
@@ -793,7 +817,7 @@ fn one_page_per_tool_and_three_completions() {
 /// The generated files written to a fresh folder: the checks below read what the code generates
 /// (equal to the committed files, which the drift test checks) so that they never race a
 /// regeneration running beside them.
-fn generated_in_tempdir() -> (tempfile::TempDir, BTreeMap<PathBuf, String>) {
+pub(super) fn generated_in_tempdir() -> (tempfile::TempDir, BTreeMap<PathBuf, String>) {
     let dir = tempfile::tempdir().expect("tempdir");
     let files = generate();
     for (rel, text) in &files {
@@ -963,60 +987,6 @@ fn every_policy_setting_is_documented() {
     let code: BTreeSet<String> = default_settings().keys().cloned().collect();
     let documented: BTreeSet<String> = SETTINGS.iter().map(|s| s.key.to_string()).collect();
     assert_eq!(documented, code, "SETTINGS here against `readbox policy`");
-}
-
-/// What the bash completion registered for `readbox` offers for `words`, the last one being
-/// completed: the function is found with `complete -p readbox`, as bash itself would.
-fn bash_completions(script: &Path, words: &[&str]) -> Vec<String> {
-    let words_literal: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
-    let program = format!(
-        r#"source "$1" || exit 3
-spec=$(complete -p readbox) || exit 4
-[[ $spec =~ -F\ ([^ ]+) ]] || exit 5
-fn=${{BASH_REMATCH[1]}}
-COMP_WORDS=({words})
-COMP_CWORD={cword}
-COMP_LINE="${{COMP_WORDS[*]}}"
-COMP_POINT=${{#COMP_LINE}}
-"$fn" readbox "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}"
-printf '%s\n' "${{COMPREPLY[@]}}"
-"#,
-        words = words_literal.join(" "),
-        cword = words.len() - 1,
-    );
-    let out = Process::new("bash")
-        .args(["--noprofile", "--norc", "-c", &program, "bash"])
-        .arg(script)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run bash");
-    assert!(
-        out.status.success(),
-        "bash completion for {words:?} failed ({:?}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .expect("UTF-8")
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
-#[test]
-fn bash_completes_tool_names() {
-    let (dir, _) = generated_in_tempdir();
-    let script = dir.path().join("completions/readbox.bash");
-    assert_eq!(bash_completions(&script, &["readbox", "gr"]), ["grep"]);
-    let all = bash_completions(&script, &["readbox", ""]);
-    for name in readbox::tools::NAMES {
-        assert!(all.iter().any(|w| w == name), "{name} in {all:?}");
-    }
-    // `readbox help TOOL` completes the tools too.
-    assert_eq!(
-        bash_completions(&script, &["readbox", "help", "he"]),
-        ["head"]
-    );
 }
 
 /// The man pages and `readbox help` show an integer's range only through `Param.help`, so the

@@ -4,6 +4,7 @@
 mod support;
 
 mod agent_replay;
+mod completions;
 mod diff;
 mod dispatch_args;
 mod docs;
