@@ -15,6 +15,7 @@
 //!   with the lock.
 //! - [`args`]: the positional parser of every tool, flag refusals with hints, `call`'s JSON form.
 //! - [`resolve`]: the gate, the only way to reach an object on disk.
+//! - [`glob`]: the length and nesting bounds of every glob.
 //! - [`walk`]: the one directory walker (sorted, never follows links, prunes excludes).
 //! - [`read`]: reading content within the read budget, line by line.
 //! - [`envelope`]: the only writer of stdout.
@@ -29,6 +30,7 @@ pub mod audit;
 pub mod dispatch;
 pub mod envelope;
 pub mod error;
+pub mod glob;
 pub mod limits;
 pub mod meta;
 pub mod policy;

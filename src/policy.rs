@@ -223,7 +223,10 @@ fn check_excludes(origin: &Origin, patterns: &[String]) -> Result<()> {
         origin.error(
             "exclude_patterns",
             "READBOX_EXCLUDE",
-            format!("pattern '{p}' does not compile: {why}"),
+            format!(
+                "pattern '{}' is not a valid glob: {why}",
+                crate::error::shown(p.as_bytes())
+            ),
         )
     })
 }
@@ -822,8 +825,10 @@ impl Policy {
         // A root beneath an excluded name (`~/.ssh`), or beneath an excluded path of a locked
         // root (`.git/config` for a root narrowed to `.git`), would serve what is excluded: it
         // fails closed (THREATS.md point 5).
-        let excludes = Excludes::new(&p.excludes)
-            .map_err(|(pat, why)| Error::Config(format!("exclude_patterns: '{pat}': {why}")))?;
+        let excludes = Excludes::new(&p.excludes).map_err(|(pat, why)| {
+            let pat = crate::error::shown(pat.as_bytes());
+            Error::Config(format!("exclude_patterns: '{pat}': {why}"))
+        })?;
         for r in &p.roots {
             let shown = |why: &str| {
                 let source = p

@@ -64,10 +64,12 @@ impl Excludes {
     /// Compiles `patterns`.
     ///
     /// # Errors
-    /// The first pattern that does not compile, with globset's reason.
+    /// The first pattern that is out of bounds ([`crate::glob::check`]) or does not compile,
+    /// with the reason.
     pub fn new(patterns: &[String]) -> std::result::Result<Excludes, (String, String)> {
         let (mut names, mut paths) = (GlobSetBuilder::new(), GlobSetBuilder::new());
         for p in patterns {
+            crate::glob::check(p).map_err(|why| (p.clone(), why))?;
             // Patterns and names are case-folded before they meet, so the globs themselves stay
             // case-sensitive.
             let folded = String::from_utf8_lossy(&case_fold(p.as_bytes())).into_owned();

@@ -266,8 +266,12 @@ fn load_level(gate: &Gate, dir: &Node, present: &dyn Fn(&str) -> bool) -> Level 
         let mut text = Vec::new();
         file.take(MAX_IGNORE_FILE).read_to_end(&mut text).ok()?;
         let mut b = GitignoreBuilder::new(&root);
+        // A line that the tree's author nested too deep would crash the glob compiler: it is
+        // left out, as a line that does not parse is (ignore rules only ever hide entries).
         for line in String::from_utf8_lossy(&text).lines() {
-            let _ = b.add_line(None, line);
+            if crate::glob::check(line).is_ok() {
+                let _ = b.add_line(None, line);
+            }
         }
         b.build().ok().filter(|g| !g.is_empty())
     };

@@ -513,3 +513,65 @@ fn a_huge_argument_is_cut_in_the_error() {
         .fails("denied", "x/x/");
     assert!(t.elapsed() < Duration::from_secs(5));
 }
+
+/// Braces nested 40,000 deep: an 80 KB word that overflowed globset's recursion.
+fn deep_braces() -> String {
+    format!("{}a{}", "{".repeat(40_000), "}".repeat(40_000))
+}
+
+#[test]
+fn nested_braces_are_refused_wherever_a_glob_is_taken() {
+    let env = TestEnv::new();
+    env.write("a.txt", "x\n");
+    // Too long to be a glob, and (within the length bound) too deep.
+    let deep = deep_braces();
+    let nested = format!("{}a{}", "{".repeat(2_000), "}".repeat(2_000));
+    let json =
+        |tool: &str, fields: serde_json::Value| env.readbox(&["call", tool, &fields.to_string()]);
+    for (p, why) in [
+        (&deep, "longer than 4096 bytes"),
+        (&nested, "braces nest deeper than 32 levels"),
+    ] {
+        env.run("find", &[".", p]).fails("usage", why);
+        env.run("grep", &["x", ".", "true", "false", p])
+            .fails("usage", why);
+        json("find", serde_json::json!({ "pattern": p })).fails("usage", why);
+        json(
+            "grep",
+            serde_json::json!({ "pattern": "x", "file_pattern": p }),
+        )
+        .fails("usage", why);
+    }
+    // 32 levels is a glob; 33 is not.
+    let nest = |n: usize| format!("{}a.txt{}", "{".repeat(n), "}".repeat(n));
+    env.run("find", &[".", &nest(32)]).ok("a.txt\n");
+    env.run("find", &[".", &nest(33)])
+        .fails("usage", "nest deeper");
+    env.run("find", &[".", &"a".repeat(4097)])
+        .fails("usage", "longer than 4096 bytes");
+    // Excludes: from the environment, from a config file, and added under a lock.
+    let cfg = env.config("deep.toml", &format!("exclude_patterns = [{deep:?}]\n"));
+    let lock = env.config("lock.toml", "lock = true\n");
+    let mut e = TestEnv::new();
+    e.write("a.txt", "x\n");
+    e.var("READBOX_EXCLUDE", &deep);
+    e.run("cat", &["a.txt"])
+        .fails("config", "READBOX_EXCLUDE: pattern");
+    let mut e = TestEnv::new();
+    e.var("READBOX_CONFIG", cfg.to_str().unwrap());
+    e.run("cat", &["a.txt"]).fails("config", "exclude_patterns");
+    let mut e = TestEnv::new();
+    e.var("READBOX_CONFIG", lock.to_str().unwrap())
+        .var("READBOX_EXCLUDE", &deep);
+    e.run("pwd", &[] as &[&str])
+        .fails("config", "longer than 4096 bytes");
+    e.var("READBOX_EXCLUDE", &nested);
+    e.run("pwd", &[] as &[&str])
+        .fails("config", "braces nest deeper");
+    // A tree's own ignore file is content, not a setting: its deep line is left out and the
+    // other lines still apply.
+    env.write(".gitignore", format!("{deep}\n*.log\n"));
+    env.write("b.log", "x\n");
+    env.run("find", &["."]).ok(".gitignore\na.txt\n");
+    env.run("grep", &["x"]).ok("a.txt:1:x\n");
+}
