@@ -575,3 +575,16 @@ fn nested_braces_are_refused_wherever_a_glob_is_taken() {
     env.run("find", &["."]).ok(".gitignore\na.txt\n");
     env.run("grep", &["x"]).ok("a.txt:1:x\n");
 }
+
+#[test]
+fn a_call_that_names_a_field_twice_is_refused() {
+    let env = TestEnv::new();
+    env.write("a", "inside a\n");
+    env.write("b", "inside b\n");
+    env.readbox(&["call", "cat", r#"{"path":"a","path":"b"}"#])
+        .fails("usage", "field 'path' is given twice");
+    env.readbox(&["call", "head", r#"{"path":"a","lines":1,"lines":2}"#])
+        .fails("usage", "field 'lines' is given twice");
+    env.readbox(&["call", "cat", r#"{"path":"a"}"#])
+        .ok("inside a\n");
+}
