@@ -160,16 +160,13 @@ pub fn run(argv: Vec<OsString>) -> i32 {
     let _ = CURRENT.set(call.clone());
     let (error, status) = match open_gate(&policy) {
         Err(e) => (Some(e), EXIT_ERROR),
-        Ok(mut gate) => {
+        Ok(gate) => {
             // Landlock before any other thread exists: threads started later inherit it.
             let enforcement = if meta == Some(Meta::Install) {
                 Enforcement::None("install makes links, so it runs unrestricted".into())
             } else {
                 sandbox::restrict(&gate.root_handles())
             };
-            if matches!(enforcement, Enforcement::Full | Enforcement::Partial) {
-                gate.set_landlocked();
-            }
             if policy.require_sandbox && matches!(enforcement, Enforcement::None(_)) {
                 let e = Error::Config(format!(
                     "sandbox: \"require\" is set, but Landlock is {}",

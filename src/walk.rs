@@ -6,6 +6,11 @@
 //! against `max_entries`. Every child is reached through [`Gate::child`], relative to its parent's
 //! handle, so no path string is ever re-opened.
 //!
+//! Checks bracket the reads (docs/security.md#checks-bracket-the-reads): a directory's entries
+//! and its ignore files are used only after the directory was found again at its place from the
+//! root ([`Gate::confirm`]); a directory moved out of its root, or into an excluded one, while it
+//! was read yields nothing, and the walk answers `denied: PATH`.
+//!
 //! In recursive walks (find, grep) it also skips `.git`, `.hg`, `.svn` and what `.gitignore`,
 //! `.ignore` and `.git/info/exclude` files beneath the root ignore, with git's semantics (the
 //! `ignore` crate's matcher, as ripgrep and fd use it), with ripgrep's precedence: `.ignore` over
@@ -43,16 +48,40 @@ pub struct Listed {
 /// Reads the entries of the directory `dir`, charging each against `max_entries`, and returns the
 /// ones a walk may show, sorted by name bytes: excluded entries and special files (FIFOs,
 /// sockets, devices) are left out. Nothing is opened: the types come from the listing, and an
-/// entry is reached through the gate only when a tool descends into it or reads it.
+/// entry is reached through the gate only when a tool descends into it or reads it. The listing
+/// is returned only once `dir` was found again at its place.
 ///
 /// # Errors
 /// `limit:` past `max_entries` (nothing of this directory is returned then), `io:` when the
-/// directory cannot be read, `not a directory:`, `denied:` when it was moved out of its root.
+/// directory cannot be read, `not a directory:`, `denied:` when it was moved away while it was
+/// read.
 pub fn list(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Listed>, Error> {
+    Ok(open_level(ctx, dir, shown, Ignores::Off)?.0)
+}
+
+/// Lists `dir` and, with `ignores`, reads its ignore files; then finds `dir` again at its place,
+/// so that both come from the directory that lies beneath the root now. An error is told only
+/// once `dir` was found again too (else it is `denied:`).
+fn open_level(
+    ctx: &Ctx<'_>,
+    dir: &Node,
+    shown: &str,
+    ignores: Ignores,
+) -> Result<(Vec<Listed>, Option<Level>), Error> {
+    let read = read_entries(ctx, dir, shown).map(|children| {
+        let level = (ignores == Ignores::Respect).then(|| {
+            // Only the ignore files that the listing shows are opened.
+            let present = |name: &str| children.iter().any(|c| c.name == name);
+            load_level(ctx.gate, dir, &present)
+        });
+        (children, level)
+    });
+    ctx.gate.confirm(dir, shown)?;
+    read
+}
+
+fn read_entries(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Listed>, Error> {
     let entries = ctx.gate.open_dir(dir, shown)?;
-    if !ctx.gate.still_beneath(dir) {
-        return Err(Error::Denied(shown.to_string()));
-    }
     let mut listed: Vec<Listed> = Vec::new();
     for entry in entries {
         let entry = entry
@@ -128,95 +157,98 @@ pub fn walk(
 ) -> Result<(), Stop> {
     if max_depth == 0 {
         // Nothing to list, but the start must still be a readable directory.
-        ctx.gate.open_dir(start, shown)?;
-        return Ok(());
+        let opened = ctx.gate.open_dir(start, shown).map(drop);
+        ctx.gate.confirm(start, shown)?;
+        return Ok(opened?);
     }
     let mut levels: Vec<Level> = Vec::new();
     if ignores == Ignores::Respect {
+        // Read through the ancestors' handles; the start's check below finds them again too.
         for dir in ctx.gate.ancestors(start) {
             levels.push(load_level(ctx.gate, &dir, &|_| true));
         }
     }
-    let children = list(ctx, start, shown)?;
-    let mut display = prefix.to_vec();
-    descend(
+    let (children, level) = open_level(ctx, start, shown, ignores)?;
+    let mut walker = Walker {
         ctx,
-        start,
-        children,
-        1,
+        shown,
         max_depth,
         ignores,
-        &mut levels,
-        &mut display,
+        levels,
+        display: prefix.to_vec(),
         visit,
-    )
+    };
+    walker.descend(start, children, level, 1)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn descend(
-    ctx: &Ctx<'_>,
-    dir: &Node,
-    children: Vec<Listed>,
-    depth: usize,
+/// The state of one walk below its start.
+struct Walker<'w, 'c> {
+    ctx: &'w Ctx<'c>,
+    /// The caller's PATH, as errors show it.
+    shown: &'w str,
     max_depth: usize,
     ignores: Ignores,
-    levels: &mut Vec<Level>,
-    display: &mut Vec<u8>,
-    visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
-) -> Result<(), Stop> {
-    if ignores == Ignores::Respect {
-        // Only the ignore files that the listing shows are opened.
-        let present = |name: &str| children.iter().any(|c| c.name == name);
-        levels.push(load_level(ctx.gate, dir, &present));
-    }
-    let base_len = display.len();
-    for child in &children {
-        let is_dir = child.kind == Kind::Directory;
-        if ignores == Ignores::Respect && is_ignored(levels, dir, &child.name, is_dir) {
-            continue;
-        }
-        if !display.is_empty() && !display.ends_with(b"/") {
-            display.push(b'/');
-        }
-        display.extend_from_slice(child.name.as_bytes());
-        visit(&Entry {
-            dir,
-            listed: child,
-            depth,
-            display,
-        })?;
-        // Descend only into what is a directory now, on the root's filesystem; an unreadable
-        // directory met while walking is skipped (SPEC §9).
-        if is_dir
-            && depth < max_depth
-            && let Some(sub) = ctx.gate.child(dir, &child.name)
-            && sub.kind() == Kind::Directory
-            && !sub.is_mount_point()
-        {
-            match list(ctx, &sub, "") {
-                Ok(grandchildren) => {
-                    descend(
-                        ctx,
-                        &sub,
-                        grandchildren,
-                        depth + 1,
-                        max_depth,
-                        ignores,
-                        levels,
-                        display,
-                        visit,
-                    )?;
-                }
-                Err(e @ Error::Limit(_)) => return Err(e.into()),
-                Err(_) => {}
+    /// The ignore matchers from the root down to the directory being walked.
+    levels: Vec<Level>,
+    /// The printed path of the entry being visited.
+    display: Vec<u8>,
+    visit: &'w mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
+}
+
+impl Walker<'_, '_> {
+    fn descend(
+        &mut self,
+        dir: &Node,
+        children: Vec<Listed>,
+        level: Option<Level>,
+        depth: usize,
+    ) -> Result<(), Stop> {
+        let ctx = self.ctx;
+        let pushed = level.is_some();
+        self.levels.extend(level);
+        let base_len = self.display.len();
+        for child in &children {
+            let is_dir = child.kind == Kind::Directory;
+            if self.ignores == Ignores::Respect
+                && is_ignored(&self.levels, dir, &child.name, is_dir)
+            {
+                continue;
             }
+            let display = &mut self.display;
+            if !display.is_empty() && !display.ends_with(b"/") {
+                display.push(b'/');
+            }
+            display.extend_from_slice(child.name.as_bytes());
+            (self.visit)(&Entry {
+                dir,
+                listed: child,
+                depth,
+                display,
+            })?;
+            // Descend only into what is a directory now, on the root's filesystem; an unreadable
+            // directory met while walking is skipped (docs/contract.md#tools), one moved away
+            // is not.
+            if is_dir
+                && depth < self.max_depth
+                && let Some(sub) = ctx.gate.child(dir, &child.name)
+                && sub.kind() == Kind::Directory
+                && !sub.is_mount_point()
+            {
+                match open_level(ctx, &sub, self.shown, self.ignores) {
+                    Ok((grandchildren, level)) => {
+                        self.descend(&sub, grandchildren, level, depth + 1)?;
+                    }
+                    Err(e @ (Error::Limit(_) | Error::Denied(_))) => return Err(e.into()),
+                    Err(_) => {}
+                }
+            }
+            self.display.truncate(base_len);
         }
-        display.truncate(base_len);
+        if pushed {
+            self.levels.pop();
+        }
+        Ok(())
     }
-    if ignores == Ignores::Respect {
-        levels.pop();
-    }
-    Ok(())
 }
 
 /// Whether the entry `name` of `dir` is ignored: VCS metadata, or matched by the ignore files of

@@ -394,19 +394,19 @@ fn search_job(ctx: &Ctx<'_>, search: &Search, job: &Job, stop: &AtomicBool) -> F
         return Found::default();
     };
     let mut lines = Lines::new(file, &shown(&job.display));
-    match probe_binary(&mut lines) {
-        Ok((false, _)) => {}
-        Ok((true, probed)) => {
-            return Found {
-                consumed: probed as u64,
-                ..Found::default()
-            };
-        }
-        Err(_) => return Found::default(),
-    }
-    search
-        .file(lines, &job.display, Report::Lines, job.limits, stop)
-        .unwrap_or_default()
+    let found = match probe_binary(&mut lines) {
+        Ok((false, _)) => search
+            .file(lines, &job.display, Report::Lines, job.limits, stop)
+            .unwrap_or_default(),
+        Ok((true, probed)) => Found {
+            consumed: probed as u64,
+            ..Found::default()
+        },
+        Err(_) => Found::default(),
+    };
+    // What was read is used once the directory is found again at its place.
+    ctx.gate.read_through(&job.dir);
+    found
 }
 
 /// Files handed to a worker at once (fewer hand-overs, less waking of threads).
@@ -419,6 +419,8 @@ const MAX_AHEAD: usize = 8 * BATCH;
 /// Prints the results of a parallel search in file order.
 struct Printer<'c, 'a> {
     ctx: &'c Ctx<'a>,
+    /// The caller's PATH, as errors show it.
+    shown: &'c str,
     next: usize,
     waiting: BTreeMap<usize, Found>,
     found: bool,
@@ -436,6 +438,11 @@ impl Printer<'_, '_> {
         self.waiting.insert(index, f);
         while let Some(f) = self.waiting.remove(&self.next) {
             self.next += 1;
+            // Lines, or a stop, come only from files whose directory was found again at its
+            // place since they were read.
+            if !f.out.is_empty() || f.consumed > self.ctx.budget.read_left() {
+                self.ctx.gate.settle(self.shown)?;
+            }
             if emit(self.ctx, &f)? {
                 self.found = true;
             }
@@ -487,6 +494,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let stop = AtomicBool::new(false);
     let mut printer = Printer {
         ctx,
+        shown: &path,
         next: 0,
         waiting: BTreeMap::new(),
         found: false,
@@ -511,7 +519,9 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             }
             Ok(())
         };
-        walk(ctx, &node, &path, &prefix, max_depth, ignores, &mut visit)?;
+        let walked = walk(ctx, &node, &path, &prefix, max_depth, ignores, &mut visit);
+        ctx.gate.settle(&path)?;
+        walked?;
         return Ok(outcome(printer.found));
     }
     // The walk runs here, in order; the files are searched by the workers; results are printed
@@ -596,6 +606,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         })();
         printed.and(walked)
     });
+    ctx.gate.settle(&path)?;
     result?;
     Ok(outcome(printer.found))
 }
