@@ -272,7 +272,7 @@ pub struct Gate {
     options: Options,
     /// Directories that a walk read entries or files through, not yet found again at their place
     /// since (see [`Gate::settle`]).
-    pending: Mutex<Vec<Node>>,
+    pending: Mutex<Vec<bracket::Place>>,
 }
 
 /// Where the walk of a path stands.

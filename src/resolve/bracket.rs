@@ -17,7 +17,7 @@
 //! place and back between the two checks.
 
 use std::os::fd::AsFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::PoisonError;
 
 use rustix::fs::Stat;
@@ -29,6 +29,19 @@ use crate::error::{Error, Result};
 /// The longest root-relative path found again in one openat2 call (the kernel's `PATH_MAX`,
 /// with its terminating NUL).
 const ONE_CALL_MAX: usize = 4095;
+
+/// Directories waiting to be found again beyond which they are, whatever the reads gave: the
+/// list stays small however many directories a search meets without a match.
+const MAX_PENDING: usize = 64;
+
+/// Where a directory was read through: its root, its path below it, its identity. No handle is
+/// kept, so waiting directories hold no file descriptor.
+#[derive(Debug)]
+pub(super) struct Place {
+    root: usize,
+    rel: PathBuf,
+    stat: Stat,
+}
 
 fn same(a: &Stat, b: &Stat) -> bool {
     a.st_dev == b.st_dev && a.st_ino == b.st_ino
@@ -109,7 +122,11 @@ impl Gate {
             .iter()
             .any(|d| same(&d.stat, &dir.stat) && d.root == dir.root && d.rel == dir.rel);
         if !known {
-            pending.push(dir.clone());
+            pending.push(Place {
+                root: dir.root,
+                rel: dir.rel.clone(),
+                stat: dir.stat,
+            });
         }
     }
 
@@ -118,14 +135,38 @@ impl Gate {
     /// used. `shown` is the caller's path.
     ///
     /// # Errors
-    /// As [`Gate::confirm`], for the first directory that is no longer at its place.
+    /// `denied: SHOWN` for the first directory that is no longer at its place; `io:` when the
+    /// process ran short of descriptors or memory.
     pub fn settle(&self, shown: &str) -> Result<()> {
-        let dirs =
+        let places =
             std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
-        for dir in &dirs {
-            self.confirm(dir, shown)?;
+        for p in &places {
+            match self.refind(p.root, &p.rel, &p.stat) {
+                Ok(true) => {}
+                Ok(false) => return Err(Error::Denied(shown.into())),
+                Err(e) => return Err(Error::io(shown, &errno_io(e))),
+            }
         }
         Ok(())
+    }
+
+    /// [`Gate::settle`] when `now` (something read is about to be used), or when many
+    /// directories wait; else nothing yet.
+    ///
+    /// # Errors
+    /// As [`Gate::settle`].
+    pub fn settle_if(&self, now: bool, shown: &str) -> Result<()> {
+        let waiting = || {
+            self.pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .len()
+        };
+        if now || waiting() >= MAX_PENDING {
+            self.settle(shown)
+        } else {
+            Ok(())
+        }
     }
 
     /// The error of a resolution that stopped in the directory on top of `stack` (beneath root

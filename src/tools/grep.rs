@@ -440,9 +440,8 @@ impl Printer<'_, '_> {
             self.next += 1;
             // Lines, or a stop, come only from files whose directory was found again at its
             // place since they were read.
-            if !f.out.is_empty() || f.consumed > self.ctx.budget.read_left() {
-                self.ctx.gate.settle(self.shown)?;
-            }
+            let used = !f.out.is_empty() || f.consumed > self.ctx.budget.read_left();
+            self.ctx.gate.settle_if(used, self.shown)?;
             if emit(self.ctx, &f)? {
                 self.found = true;
             }

@@ -800,6 +800,21 @@ fn running_out_of_file_descriptors_is_an_io_error_not_a_denial() {
 }
 
 #[test]
+fn directories_waiting_for_their_second_check_hold_no_descriptor() {
+    // grep finds a directory again before it prints what was read through it; 1,500 directories
+    // without a match wait for that under a limit of 128 descriptors, and the match in the last
+    // one is still found.
+    let mut env = TestEnv::new();
+    for i in 0..1500 {
+        env.write(&format!("d{i:04}/f"), "nothing here\n");
+    }
+    env.write("d1499/g", "needle\n");
+    env.child_setup(kernel::max_open_files(128));
+    env.run("grep", &["needle"]).ok("d1499/g:1:needle\n");
+    env.run("grep", &["absent"]).no_match();
+}
+
+#[test]
 fn a_call_that_names_a_field_twice_is_refused() {
     let env = TestEnv::new();
     env.write("a", "inside a\n");
