@@ -56,17 +56,29 @@ pub struct Listed {
 /// directory cannot be read, `not a directory:`, `denied:` when it was moved away while it was
 /// read.
 pub fn list(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Listed>, Error> {
-    Ok(open_level(ctx, dir, shown, Ignores::Off)?.0)
+    Ok(open_level(ctx, dir, shown, Ignores::Off, Check::Now)?.0)
 }
 
-/// Lists `dir` and, with `ignores`, reads its ignore files; then finds `dir` again at its place,
-/// so that both come from the directory that lies beneath the root now. An error is told only
-/// once `dir` was found again too (else it is `denied:`).
+/// When a walk finds a directory again after it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Check {
+    /// Right after listing it: its names may be shown at once.
+    Now,
+    /// With the files read through it, when the caller settles ([`Gate::settle`]) before it
+    /// shows anything: one lookup per directory instead of two.
+    Deferred,
+}
+
+/// Lists `dir` and, with `ignores`, reads its ignore files; then finds `dir` again at its place
+/// (or, deferred, records it for the caller's settle), so that both come from the directory that
+/// lies beneath the root now. An error is told only once `dir` was found again too (else it is
+/// `denied:`).
 fn open_level(
     ctx: &Ctx<'_>,
     dir: &Node,
     shown: &str,
     ignores: Ignores,
+    check: Check,
 ) -> Result<(Vec<Listed>, Option<Level>), Error> {
     let read = read_entries(ctx, dir, shown).map(|children| {
         let level = (ignores == Ignores::Respect).then(|| {
@@ -76,7 +88,17 @@ fn open_level(
         });
         (children, level)
     });
-    ctx.gate.confirm(dir, shown)?;
+    match check {
+        Check::Now => ctx.gate.confirm(dir, shown)?,
+        Check::Deferred => {
+            ctx.gate.listed(dir);
+            if read.is_err() {
+                ctx.gate.settle(shown)?;
+            } else {
+                ctx.gate.settle_if(false, shown)?;
+            }
+        }
+    }
     read
 }
 
@@ -141,11 +163,12 @@ struct Level {
 }
 
 /// Walks below `start` (a directory) to `max_depth`, calling `visit` for every entry in order.
-/// `prefix` is the caller's PATH as it should start printed paths (empty for `.`).
+/// `prefix` is the caller's PATH as it should start printed paths (empty for `.`). Each
+/// directory is found again at its place before `visit` sees its entries.
 ///
 /// # Errors
 /// What `list` returns for the start directory, and what `visit` returns; unreadable directories
-/// below the start are skipped.
+/// below the start are skipped; `denied:` for a directory moved away while it was read.
 pub fn walk(
     ctx: &Ctx<'_>,
     start: &Node,
@@ -153,6 +176,57 @@ pub fn walk(
     prefix: &[u8],
     max_depth: usize,
     ignores: Ignores,
+    visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
+) -> Result<(), Stop> {
+    walk_checked(
+        ctx,
+        start,
+        shown,
+        prefix,
+        max_depth,
+        ignores,
+        Check::Now,
+        visit,
+    )
+}
+
+/// [`walk`] for a caller that shows nothing of the entries themselves, only what it reads from
+/// files, and that settles ([`Gate::settle`]) before it shows anything, stops, or answers (grep):
+/// a directory is then found again once, with the files read through it, instead of also right
+/// after it was listed.
+///
+/// # Errors
+/// As [`walk`], except that a directory moved away is told by the caller's settle.
+pub fn walk_for_contents(
+    ctx: &Ctx<'_>,
+    start: &Node,
+    shown: &str,
+    prefix: &[u8],
+    max_depth: usize,
+    ignores: Ignores,
+    visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
+) -> Result<(), Stop> {
+    walk_checked(
+        ctx,
+        start,
+        shown,
+        prefix,
+        max_depth,
+        ignores,
+        Check::Deferred,
+        visit,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn walk_checked(
+    ctx: &Ctx<'_>,
+    start: &Node,
+    shown: &str,
+    prefix: &[u8],
+    max_depth: usize,
+    ignores: Ignores,
+    check: Check,
     visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
 ) -> Result<(), Stop> {
     if max_depth == 0 {
@@ -168,12 +242,13 @@ pub fn walk(
             levels.push(load_level(ctx.gate, &dir, &|_| true));
         }
     }
-    let (children, level) = open_level(ctx, start, shown, ignores)?;
+    let (children, level) = open_level(ctx, start, shown, ignores, check)?;
     let mut walker = Walker {
         ctx,
         shown,
         max_depth,
         ignores,
+        check,
         levels,
         display: prefix.to_vec(),
         visit,
@@ -188,6 +263,7 @@ struct Walker<'w, 'c> {
     shown: &'w str,
     max_depth: usize,
     ignores: Ignores,
+    check: Check,
     /// The ignore matchers from the root down to the directory being walked.
     levels: Vec<Level>,
     /// The printed path of the entry being visited.
@@ -234,7 +310,7 @@ impl Walker<'_, '_> {
                 && sub.kind() == Kind::Directory
                 && !sub.is_mount_point()
             {
-                match open_level(ctx, &sub, self.shown, self.ignores) {
+                match open_level(ctx, &sub, self.shown, self.ignores, self.check) {
                     Ok((grandchildren, level)) => {
                         self.descend(&sub, grandchildren, level, depth + 1)?;
                     }

@@ -30,17 +30,19 @@ use crate::error::{Error, Result};
 /// with its terminating NUL).
 const ONE_CALL_MAX: usize = 4095;
 
-/// Directories waiting to be found again beyond which they are, whatever the reads gave: the
-/// list stays small however many directories a search meets without a match.
-const MAX_PENDING: usize = 64;
+/// Directories waiting to be found again beyond which they all are, whatever they were read
+/// for: the list stays small however many directories a walk meets.
+const MAX_PENDING: usize = 256;
 
-/// Where a directory was read through: its root, its path below it, its identity. No handle is
-/// kept, so waiting directories hold no file descriptor.
+/// A directory waiting to be found again: its root, its path below it, its identity, and
+/// whether files were read through it (else it was only listed). No handle is kept, so waiting
+/// directories hold no file descriptor.
 #[derive(Debug)]
 pub(super) struct Place {
     root: usize,
     rel: PathBuf,
     stat: Stat,
+    files_read: bool,
 }
 
 fn same(a: &Stat, b: &Stat) -> bool {
@@ -114,32 +116,77 @@ impl Gate {
     }
 
     /// Records that a walk read a file through the handle of directory `dir`. What came from the
-    /// read may be used once [`Gate::settle`] has found `dir` again; until then it is pending.
-    /// Safe to call from several threads.
+    /// read may be used once `dir` was found again ([`Gate::settle_if`], [`Gate::settle`]); until
+    /// then it is pending. Safe to call from several threads.
     pub fn read_through(&self, dir: &Node) {
+        self.wait(dir, true);
+    }
+
+    /// Records that a walk listed directory `dir` and will use the listing only through files
+    /// read in it and through its subdirectories (each found again on its own): it waits, as
+    /// [`Gate::read_through`], but an output needs it found again only once files were read
+    /// through it; the final [`Gate::settle`] finds it again in any case.
+    pub fn listed(&self, dir: &Node) {
+        self.wait(dir, false);
+    }
+
+    fn wait(&self, dir: &Node, files_read: bool) {
         let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        let known = pending
-            .iter()
-            .any(|d| same(&d.stat, &dir.stat) && d.root == dir.root && d.rel == dir.rel);
-        if !known {
-            pending.push(Place {
+        match pending
+            .iter_mut()
+            .find(|d| same(&d.stat, &dir.stat) && d.root == dir.root && d.rel == dir.rel)
+        {
+            Some(place) => place.files_read |= files_read,
+            None => pending.push(Place {
                 root: dir.root,
                 rel: dir.rel.clone(),
                 stat: dir.stat,
-            });
+                files_read,
+            }),
         }
     }
 
-    /// Finds again every directory that files were read through since the last settle (one
-    /// lookup per directory, however many files), so that what was read before this call may be
-    /// used. `shown` is the caller's path.
+    /// Finds again every waiting directory (one lookup per directory, however many files were
+    /// read through it), so that whatever was read before this call may be used. Call it before
+    /// the answer, and before an error that what was read could have caused. `shown` is the
+    /// caller's path.
     ///
     /// # Errors
     /// `denied: SHOWN` for the first directory that is no longer at its place; `io:` when the
     /// process ran short of descriptors or memory.
     pub fn settle(&self, shown: &str) -> Result<()> {
-        let places =
-            std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
+        self.settle_where(shown, |_| true)
+    }
+
+    /// Before output that came from files: finds again, when `output` is true, the waiting
+    /// directories that files were read through (those only listed can wait for the final
+    /// settle); and every waiting directory once many wait.
+    ///
+    /// # Errors
+    /// As [`Gate::settle`].
+    pub fn settle_if(&self, output: bool, shown: &str) -> Result<()> {
+        let many = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+            >= MAX_PENDING;
+        if many {
+            self.settle(shown)
+        } else if output {
+            self.settle_where(shown, |p| p.files_read)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn settle_where(&self, shown: &str, due: impl Fn(&Place) -> bool) -> Result<()> {
+        let places: Vec<Place> = {
+            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            let (due, rest) = std::mem::take(&mut *pending).into_iter().partition(due);
+            *pending = rest;
+            due
+        };
         for p in &places {
             match self.refind(p.root, &p.rel, &p.stat) {
                 Ok(true) => {}
@@ -148,25 +195,6 @@ impl Gate {
             }
         }
         Ok(())
-    }
-
-    /// [`Gate::settle`] when `now` (something read is about to be used), or when many
-    /// directories wait; else nothing yet.
-    ///
-    /// # Errors
-    /// As [`Gate::settle`].
-    pub fn settle_if(&self, now: bool, shown: &str) -> Result<()> {
-        let waiting = || {
-            self.pending
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .len()
-        };
-        if now || waiting() >= MAX_PENDING {
-            self.settle(shown)
-        } else {
-            Ok(())
-        }
     }
 
     /// The error of a resolution that stopped in the directory on top of `stack` (beneath root

@@ -20,7 +20,7 @@ use crate::envelope::Stop;
 use crate::error::{Error, shown};
 use crate::read::{Batch, Lines};
 use crate::resolve::{Kind as K, Node};
-use crate::walk::{Entry, Ignores, display_prefix, walk};
+use crate::walk::{Entry, Ignores, display_prefix, walk_for_contents};
 
 /// Bytes at the start of a file that decide whether it is binary (SPEC §7, as ripgrep).
 pub const BINARY_PROBE: usize = 8 * 1024;
@@ -428,20 +428,25 @@ struct Printer<'c, 'a> {
 
 impl Printer<'_, '_> {
     fn take_all(&mut self, found: Vec<(usize, Found)>) -> Result<(), Stop> {
-        for (index, f) in found {
-            self.take(index, f)?;
-        }
-        Ok(())
+        self.waiting.extend(found);
+        self.print_ready()
     }
 
     fn take(&mut self, index: usize, f: Found) -> Result<(), Stop> {
         self.waiting.insert(index, f);
+        self.print_ready()
+    }
+
+    fn print_ready(&mut self) -> Result<(), Stop> {
+        // Lines, or a stop, come only from files whose directory was found again at its place
+        // since they were read. Every result waiting here was complete before this call, so one
+        // settle covers them all.
+        let mut settled = false;
         while let Some(f) = self.waiting.remove(&self.next) {
             self.next += 1;
-            // Lines, or a stop, come only from files whose directory was found again at its
-            // place since they were read.
             let used = !f.out.is_empty() || f.consumed > self.ctx.budget.read_left();
-            self.ctx.gate.settle_if(used, self.shown)?;
+            self.ctx.gate.settle_if(used && !settled, self.shown)?;
+            settled |= used;
             if emit(self.ctx, &f)? {
                 self.found = true;
             }
@@ -518,7 +523,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             }
             Ok(())
         };
-        let walked = walk(ctx, &node, &path, &prefix, max_depth, ignores, &mut visit);
+        let walked = walk_for_contents(ctx, &node, &path, &prefix, max_depth, ignores, &mut visit);
         ctx.gate.settle(&path)?;
         walked?;
         return Ok(outcome(printer.found));
@@ -587,7 +592,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             }
             printed
         };
-        let walked = walk(ctx, &node, &path, &prefix, max_depth, ignores, &mut visit);
+        let walked = walk_for_contents(ctx, &node, &path, &prefix, max_depth, ignores, &mut visit);
         if !batch.is_empty() {
             let _ = job_tx.send(std::mem::take(&mut batch));
         }
