@@ -22,9 +22,16 @@
 //!    real filesystem; it is re-opened for reading by name relative to its parent handle with
 //!    `O_NOFOLLOW | O_NONBLOCK | O_NOCTTY`, and must be the same (device, inode) that was checked.
 //!    Directories are opened through their own handle (`openat(handle, ".")`).
+//! 5. Checks bracket the reads (`resolve/bracket.rs`): once resolved, the object is found again from its
+//!    root's handle by its root-relative path and must be the same (device, inode), so that a
+//!    directory moved out of the root while the path was resolved through it yields nothing; an
+//!    error met on the way is told only once the directory it was met in was found again. Walks
+//!    do the same for each directory after reading through it.
 //!
 //! Errors name the path as the caller gave it, never a resolved target; every denial has the same
-//! text, `denied: PATH`, whether or not the object exists.
+//! text, `denied: PATH`, whether or not the object exists. Running out of file descriptors is
+//! `io:`, never a denial. A path through a mount point that is not crossed is denied with the
+//! mount point named as the caller reaches it.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;

@@ -102,7 +102,8 @@ impl Gate {
         Ok(same(&here.stat, want))
     }
 
-    /// Finds `node` again at its place (see [`Gate::refind`]); `shown` is the caller's path.
+    /// Finds `node` again at its place: from its root's handle, by its root-relative path, without
+    /// following links, the same (device, inode). `shown` is the caller's path.
     ///
     /// # Errors
     /// `denied: SHOWN` when the object is no longer there; `io:` when the process ran short of
