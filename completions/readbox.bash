@@ -46,6 +46,9 @@ _readbox() {
             readbox,ls)
                 cmd="readbox__subcmd__ls"
                 ;;
+            readbox,mcp)
+                cmd="readbox__subcmd__mcp"
+                ;;
             readbox,policy)
                 cmd="readbox__subcmd__policy"
                 ;;
@@ -74,7 +77,7 @@ _readbox() {
 
     case "${cmd}" in
         readbox)
-            opts="-h -V --help --version cat pwd ls find grep head tail wc stat diff help version list policy schema call install"
+            opts="-h -V --help --version cat pwd ls find grep head tail wc stat diff help version list policy schema call install mcp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -215,6 +218,20 @@ _readbox() {
             ;;
         readbox__subcmd__ls)
             opts="true false"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        readbox__subcmd__mcp)
+            opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -43,3 +43,4 @@ complete -c readbox -n "__fish_readbox_needs_command" -f -a "policy" -d 'print t
 complete -c readbox -n "__fish_readbox_needs_command" -f -a "schema" -d 'print the enabled tools\' definitions (name, description, input_schema as JSON Schema) for function calling'
 complete -c readbox -n "__fish_readbox_needs_command" -f -a "call" -d 'run a tool with its parameters given by name; a value may start with - here'
 complete -c readbox -n "__fish_readbox_needs_command" -f -a "install" -d 'make a symlink named after each enabled tool in DIR, pointing at this binary; existing names are left alone'
+complete -c readbox -n "__fish_readbox_needs_command" -f -a "mcp" -d 'serve the enabled tools as a Model Context Protocol server: JSON-RPC on standard input and output, one message per line, each tool call run as readbox call; roots a client offers only narrow the allowed directories'

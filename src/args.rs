@@ -10,15 +10,21 @@ use std::os::unix::ffi::OsStrExt;
 use serde_json::Value as Json;
 
 use crate::error::{Error, Result};
+use crate::names::shell_word;
 use crate::policy::{parse_bool, parse_uint};
 use crate::tools::{Args, Effect, FileType, Kind, Param, Tool, Value};
+
+/// Whether a word names an existing entry the caller may reach (the gate's answer): used only to
+/// tell a second path from a bad value in a usage hint.
+pub type Exists<'a> = &'a dyn Fn(&[u8]) -> bool;
 
 /// Parses the words after the tool name.
 ///
 /// # Errors
 /// `usage:` for a word that starts with `-` before `--` (naming it, with the equivalent
-/// positional call where the flag has one), for too many or too few words, and for a bad value.
-pub fn parse(tool: &Tool, words: &[OsString]) -> Result<Args> {
+/// positional call where the flag has one), for several paths where the tool takes one (with the
+/// per-path calls), for too many or too few words, and for a bad value.
+pub fn parse(tool: &Tool, words: &[OsString], exists: Exists<'_>) -> Result<Args> {
     let mut positional: Vec<&[u8]> = Vec::new();
     let mut literal = false;
     for w in words {
@@ -26,12 +32,122 @@ pub fn parse(tool: &Tool, words: &[OsString]) -> Result<Args> {
         if !literal && b == b"--" {
             literal = true;
         } else if !literal && b.len() > 1 && b[0] == b'-' {
-            return Err(Error::Usage(refusal(tool, words, b)));
+            return Err(Error::Usage(refusal(tool, words, b, exists)));
         } else {
             positional.push(b);
         }
     }
+    if let Some(calls) = per_path_calls(tool, &positional, exists) {
+        return Err(Error::Usage(format!(
+            "several paths given, but {} takes one PATH; one call per path: {calls}",
+            tool.name
+        )));
+    }
     from_words(tool, &positional)
+}
+
+/// The most per-path calls a hint lists.
+const MAX_CALLS: usize = 8;
+
+/// When `words` hold several paths where `tool` takes one (`cat a.py b.py`, a shell glob that
+/// expanded), the runnable per-path calls joined by `; `, at most [`MAX_CALLS`]
+/// (docs/contract.md#arguments). A word counts as a further path when it comes after
+/// the last parameter, or when it is not a valid value for its position but names an existing
+/// entry (`head a.py b.py`); the caller's other valid words go with every call.
+fn per_path_calls(tool: &Tool, words: &[&[u8]], exists: Exists<'_>) -> Option<String> {
+    let mut path_params = tool
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.kind == Kind::Path);
+    let (p, _) = path_params.next()?;
+    if path_params.next().is_some() || words.len() <= p + 1 {
+        // diff takes two paths; a single word is no second path.
+        return None;
+    }
+    let mut paths = vec![words[p]];
+    let mut others: Vec<&[u8]> = Vec::new();
+    let mut odd = false;
+    for (i, w) in words.iter().enumerate().skip(p + 1) {
+        match tool.params.get(i) {
+            None => {
+                paths.push(w);
+                odd = true;
+            }
+            Some(param) if value_of(tool, param, w).is_err() && exists(w) => {
+                paths.push(w);
+                odd = true;
+            }
+            Some(_) => others.push(w),
+        }
+    }
+    if !odd {
+        return None;
+    }
+    // The other words must make a valid call after the path, or they are not what they seem.
+    let mut probe: Vec<&[u8]> = words[..p].to_vec();
+    probe.push(paths[0]);
+    probe.extend(&others);
+    if from_words(tool, &probe).is_err() {
+        return None;
+    }
+    let call = |path: &[u8]| {
+        let mut c = tool.name.to_string();
+        for w in words[..p]
+            .iter()
+            .chain(std::iter::once(&path))
+            .chain(&others)
+        {
+            c.push(' ');
+            c.push_str(&shell_word(w));
+        }
+        c
+    };
+    let mut text = paths
+        .iter()
+        .take(MAX_CALLS)
+        .map(|path| call(path))
+        .collect::<Vec<_>>()
+        .join("; ");
+    if paths.len() > MAX_CALLS {
+        text.push_str(&format!(" (and {} more)", paths.len() - MAX_CALLS));
+    }
+    if tool.name == "grep"
+        && let Some(folder) = one_folder_call(&words[..p], &paths)
+    {
+        text.push_str(&format!("; or, for the folder: {folder}"));
+    }
+    Some(text)
+}
+
+/// For grep given several files of one folder with one extension: the single call that searches
+/// the folder's own files of that extension.
+fn one_folder_call(before: &[&[u8]], paths: &[&[u8]]) -> Option<String> {
+    use std::path::Path;
+    let split = |p: &[u8]| {
+        let path = Path::new(std::ffi::OsStr::from_bytes(p));
+        let dir = path.parent()?.as_os_str().as_bytes().to_vec();
+        let ext = path.extension()?.as_bytes().to_vec();
+        Some((dir, ext))
+    };
+    let (dir, ext) = split(paths[0])?;
+    if !paths
+        .iter()
+        .all(|p| split(p).as_ref() == Some(&(dir.clone(), ext.clone())))
+    {
+        return None;
+    }
+    let dir = if dir.is_empty() { b".".to_vec() } else { dir };
+    let mut glob = b"*.".to_vec();
+    glob.extend_from_slice(&ext);
+    let mut c = String::from("grep");
+    for w in before.iter().copied().chain([dir.as_slice()]) {
+        c.push(' ');
+        c.push_str(&shell_word(w));
+    }
+    c.push_str(" false false ");
+    c.push_str(&shell_word(&glob));
+    Some(c)
 }
 
 /// Builds the arguments from positional words, filling in defaults.
@@ -43,8 +159,13 @@ fn from_words(tool: &Tool, words: &[&[u8]]) -> Result<Args> {
         } else {
             "too many"
         };
+        let stdin = if tool.stdin && words.len() < required {
+            format!("; {} - reads standard input", tool.name)
+        } else {
+            String::new()
+        };
         return Err(Error::Usage(format!(
-            "{what} arguments ({} given); usage: {}",
+            "{what} arguments ({} given); usage: {}{stdin}",
             words.len(),
             tool.signature()
         )));
@@ -57,7 +178,7 @@ fn from_words(tool: &Tool, words: &[&[u8]]) -> Result<Args> {
         };
         values.push(value_of(tool, p, word)?);
     }
-    Ok(Args::new(values))
+    Ok(Args::new(values, words.len()))
 }
 
 fn value_of(tool: &Tool, p: &Param, word: &[u8]) -> Result<Value> {
@@ -77,11 +198,21 @@ fn value_of(tool: &Tool, p: &Param, word: &[u8]) -> Result<Value> {
             .ok_or_else(|| bad("a boolean (true false 1 0 yes no on off)")),
         Kind::Int { min, max } => match parse_uint(&text()) {
             Some(n) if (min..=max).contains(&n) => Ok(Value::Int(n)),
-            _ => Err(bad(&format!("an integer from {min} to {max}"))),
+            _ => Err(bad(&int_range(min, max))),
         },
         Kind::FileType => parse_file_type(&text())
             .map(Value::FileType)
             .ok_or_else(|| bad("a file type (all, file, directory, f, d)")),
+    }
+}
+
+/// How a usage error describes an integer range: `an integer from 0 to 100`, `an integer from 1
+/// up` when there is no upper bound.
+fn int_range(min: u64, max: u64) -> String {
+    if max == u64::MAX {
+        format!("an integer from {min} up")
+    } else {
+        format!("an integer from {min} to {max}")
     }
 }
 
@@ -97,14 +228,14 @@ pub fn parse_file_type(s: &str) -> Option<FileType> {
 
 /// The text of a usage error for the flag-like `word`: it names the word, shows the signature
 /// and, when every flag of the call has a positional equivalent, the equivalent call.
-fn refusal(tool: &Tool, words: &[OsString], word: &[u8]) -> String {
+fn refusal(tool: &Tool, words: &[OsString], word: &[u8], exists: Exists<'_>) -> String {
     let shown_word = crate::error::shown(word.split(|&b| b == b'=').next().unwrap_or(word));
     let mut text = format!(
         "'{shown_word}' is not accepted: {} takes positional arguments only ({})",
         tool.name,
         tool.signature()
     );
-    match equivalent(tool, words) {
+    match equivalent(tool, words, exists) {
         Ok(call) => text.push_str(&format!("; equivalent: {call}")),
         Err(why) => text.push_str(&format!("; {why}")),
     }
@@ -112,10 +243,18 @@ fn refusal(tool: &Tool, words: &[OsString], word: &[u8]) -> String {
     text
 }
 
-/// Rewrites a flag-style call as the positional call, or says why it cannot be.
-fn equivalent(tool: &Tool, words: &[OsString]) -> std::result::Result<String, String> {
+/// Rewrites a flag-style call as the positional call (or the other call that does what the flag
+/// asks, built from the caller's own words), or says why it cannot be. Every call given runs as
+/// written.
+fn equivalent(
+    tool: &Tool,
+    words: &[OsString],
+    exists: Exists<'_>,
+) -> std::result::Result<String, String> {
     let mut set: Vec<Option<String>> = vec![None; tool.params.len()];
     let mut notes: Vec<String> = Vec::new();
+    // A call of another tool that answers what the flag asks (`cat -n f` -> `grep '' f`).
+    let mut instead: Option<String> = None;
     let mut positional: Vec<String> = Vec::new();
     let index = |name: &str| tool.params.iter().position(|p| p.name == name);
     let mut i = 0;
@@ -184,10 +323,19 @@ fn equivalent(tool: &Tool, words: &[OsString]) -> std::result::Result<String, St
                         }
                         None => return Err(format!("{flag} needs a value")),
                     };
+                    // `tail -n +K` shows the file from line K on: that is cat's FROM_LINE.
+                    if tool.name == "tail"
+                        && let Some(k) = v.strip_prefix('+')
+                        && parse_uint(k).is_some_and(|k| k >= 1)
+                    {
+                        instead = Some(format!("cat {{path}} {k}"));
+                        continue;
+                    }
                     if let Some(p) = index(param) {
                         set[p] = Some(v);
                     }
                 }
+                Effect::Call(template) => instead = Some(template.to_string()),
                 Effect::Always => {}
                 Effect::Dropped(why) => notes.push(format!("{flag} dropped: {why}")),
                 Effect::DroppedWithValue(why) => {
@@ -202,13 +350,35 @@ fn equivalent(tool: &Tool, words: &[OsString]) -> std::result::Result<String, St
         }
     }
     // Fill the parameters that no flag set with the positional words, in order.
-    let mut words_left = positional.into_iter();
+    let mut words_left = positional.iter();
     let mut values: Vec<Option<String>> = Vec::with_capacity(set.len());
     for s in set {
-        values.push(s.or_else(|| words_left.next()));
+        values.push(s.or_else(|| words_left.next().cloned()));
     }
     if words_left.next().is_some() {
-        return Err(format!("too many arguments; usage is {}", tool.signature()));
+        // Several paths (`wc -l src/*.rs`): one call per path, without the flags.
+        let flagless: Vec<&[u8]> = positional.iter().map(|w| w.as_bytes()).collect();
+        return match per_path_calls(tool, &flagless, exists) {
+            Some(calls) => Ok(calls),
+            None => Err(format!("too many arguments; usage is {}", tool.signature())),
+        };
+    }
+    if let Some(template) = instead {
+        let mut call = template;
+        for (p, v) in tool.params.iter().zip(&values) {
+            let key = format!("{{{}}}", p.name);
+            if call.contains(&key) {
+                let v = v
+                    .as_ref()
+                    .ok_or_else(|| format!("usage is {}", tool.signature()))?;
+                call = call.replace(&key, &shell_word(v.as_bytes()));
+            }
+        }
+        for note in notes {
+            call.push_str("; ");
+            call.push_str(&note);
+        }
+        return Ok(call);
     }
     let last = values.iter().rposition(Option::is_some);
     let mut call: Vec<String> = Vec::new();
@@ -379,7 +549,7 @@ pub fn parse_json(tool: &Tool, text: &[u8]) -> Result<Args> {
             Kind::Bool => Value::Bool(v.as_bool().ok_or_else(|| mistyped("a boolean"))?),
             Kind::Int { min, max } => {
                 let n = v.as_u64().filter(|n| (min..=max).contains(n));
-                Value::Int(n.ok_or_else(|| mistyped(&format!("an integer from {min} to {max}")))?)
+                Value::Int(n.ok_or_else(|| mistyped(&int_range(min, max)))?)
             }
             Kind::FileType => Value::FileType(
                 v.as_str()
@@ -389,7 +559,10 @@ pub fn parse_json(tool: &Tool, text: &[u8]) -> Result<Args> {
         };
         values.push(value);
     }
-    Ok(Args::new(values))
+    // The named form is a machine's: every parameter counts as given, so that nothing depends
+    // on what standard input happens to be (grep's rule for a left-out PATH is for shells).
+    let given = tool.params.len();
+    Ok(Args::new(values, given))
 }
 
 #[cfg(test)]
@@ -397,12 +570,17 @@ mod tests {
     use super::*;
     use crate::tools::by_name;
 
+    /// An oracle that knows of no entry.
+    fn none(_: &[u8]) -> bool {
+        false
+    }
+
     fn words(ws: &[&str]) -> Vec<OsString> {
         ws.iter().map(OsString::from).collect()
     }
 
     fn usage_of(tool: &str, ws: &[&str]) -> String {
-        match parse(by_name(tool).unwrap(), &words(ws)) {
+        match parse(by_name(tool).unwrap(), &words(ws), &none) {
             Err(Error::Usage(m)) => m,
             other => panic!("expected a usage error, got {other:?}"),
         }
@@ -432,9 +610,10 @@ mod tests {
     #[test]
     fn hints_keep_dash_words_literal_and_offer_only_valid_calls() {
         assert!(usage_of("head", &["-n", "1", "--", "-f"]).contains("equivalent: head -- -f 1"));
+        // `tail -n +2` has no tail equivalent; cat from line 2 does it.
         let m = usage_of("tail", &["-n", "+2", "f"]);
         assert!(
-            m.contains("no positional equivalent") && !m.contains("equivalent: tail"),
+            m.contains("equivalent: cat f 2") && !m.contains("equivalent: tail"),
             "{m}"
         );
         let m = usage_of("head", &["-n", "-2", "f"]);
@@ -442,28 +621,77 @@ mod tests {
     }
 
     #[test]
-    fn flags_without_equivalent_say_so() {
-        let m = usage_of("cat", &["-n", "a.txt"]);
-        assert!(m.contains("'-n'") && !m.contains("equivalent:"), "{m}");
-        let m = usage_of("tail", &["-f", "a.txt"]);
-        assert!(m.contains("'-f'"), "{m}");
+    fn flags_answered_by_another_call_give_it_with_the_callers_words() {
+        let m = usage_of("cat", &["-n", "a b.txt"]);
+        assert!(m.contains("equivalent: grep '' 'a b.txt'"), "{m}");
+        let m = usage_of("tail", &["-f", "app.log"]);
+        assert!(m.contains("equivalent: tail app.log;"), "{m}");
+        let m = usage_of("tail", &["-n", "+45", "app.log"]);
+        assert!(m.contains("equivalent: cat app.log 45"), "{m}");
+        let m = usage_of("cat", &["-A", "a.txt"]);
+        assert!(m.contains("'-A'") && !m.contains("equivalent:"), "{m}");
+    }
+
+    #[test]
+    fn several_paths_give_one_call_per_path() {
+        let all = |_: &[u8]| true;
+        let usage = |tool: &str, ws: &[&str]| match parse(by_name(tool).unwrap(), &words(ws), &all)
+        {
+            Err(Error::Usage(m)) => m,
+            other => panic!("expected a usage error, got {other:?}"),
+        };
+        assert!(usage("cat", &["a.py", "b.py"]).ends_with("cat a.py; cat b.py"));
+        assert!(usage("head", &["a.py", "b.py"]).ends_with("head a.py; head b.py"));
+        assert!(usage("head", &["a.py", "5", "b.py"]).ends_with("head a.py 5; head b.py 5"));
+        let m = usage("grep", &["fn main", "src/a.rs", "src/b.rs"]);
+        assert!(
+            m.contains(
+                "grep 'fn main' src/a.rs; grep 'fn main' src/b.rs; or, for the folder: \
+                        grep 'fn main' src false false '*.rs'"
+            ),
+            "{m}"
+        );
+        assert!(!m.contains("boolean"), "{m}");
+        let ten: Vec<String> = (0..10).map(|i| format!("f{i}")).collect();
+        let ten: Vec<&str> = ten.iter().map(String::as_str).collect();
+        let m = usage("wc", &ten);
+        assert!(
+            m.contains("wc f7 (and 2 more)") && !m.contains("wc f8"),
+            "{m}"
+        );
+        assert!(usage("wc", &["-l", "a", "b"]).contains("equivalent: wc a; wc b"));
+        // A bad value that names no entry is the value's error.
+        match parse(by_name("cat").unwrap(), &words(&["a.py", "5x"]), &none) {
+            Err(Error::Usage(m)) => assert!(m.starts_with("FROM_LINE: '5x'"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_missing_path_names_the_standard_input_form() {
+        assert!(usage_of("cat", &[]).ends_with("cat - reads standard input"));
+        assert!(usage_of("wc", &[]).ends_with("wc - reads standard input"));
+        assert!(!usage_of("stat", &[]).contains("standard input"));
     }
 
     #[test]
     fn double_dash_ends_the_check() {
-        let a = parse(by_name("cat").unwrap(), &words(&["--", "-n"])).unwrap();
+        let a = parse(by_name("cat").unwrap(), &words(&["--", "-n"]), &none).unwrap();
         assert_eq!(a.bytes(0), b"-n");
-        assert!(parse(by_name("head").unwrap(), &words(&["-x", "--"])).is_err());
+        assert!(parse(by_name("head").unwrap(), &words(&["-x", "--"]), &none).is_err());
     }
 
     #[test]
     fn values_are_checked() {
         let head = by_name("head").unwrap();
-        assert!(parse(head, &words(&["a", "10001"])).is_err());
-        assert!(parse(head, &words(&["a", "0x10"])).is_err());
-        assert_eq!(parse(head, &words(&["a", "10000"])).unwrap().int(1), 10000);
-        assert!(parse(by_name("ls").unwrap(), &words(&[".", "maybe"])).is_err());
-        assert!(parse(by_name("find").unwrap(), &words(&[".", "*", "D"])).is_ok());
+        assert!(parse(head, &words(&["a", "10001"]), &none).is_err());
+        assert!(parse(head, &words(&["a", "0x10"]), &none).is_err());
+        assert_eq!(
+            parse(head, &words(&["a", "10000"]), &none).unwrap().int(1),
+            10000
+        );
+        assert!(parse(by_name("ls").unwrap(), &words(&[".", "maybe"]), &none).is_err());
+        assert!(parse(by_name("find").unwrap(), &words(&[".", "*", "D"]), &none).is_ok());
     }
 
     #[test]

@@ -25,6 +25,8 @@ pub enum Meta {
     Call,
     /// `install DIR`: a symlink per enabled tool.
     Install,
+    /// `mcp`: the tools as a Model Context Protocol server on stdin/stdout.
+    Mcp,
 }
 
 /// What the command line asks for.
@@ -62,6 +64,7 @@ pub fn dispatch(argv: &[OsString]) -> Invocation {
         Some("schema") => Some(Meta::Schema),
         Some("call") => Some(Meta::Call),
         Some("install") => Some(Meta::Install),
+        Some("mcp") => Some(Meta::Mcp),
         _ => None,
     };
     if let Some(m) = meta {

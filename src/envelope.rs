@@ -1,17 +1,22 @@
-//! The only writer of stdout: the JSON envelope or the text format, the output cap and the exit
-//! status (SPEC §3, §5).
+//! The only writer of stdout: the JSON envelope or the text format, the output cap, the
+//! whole-line cut, notes and the exit status (docs/contract.md#envelope, #limits).
 //!
-//! Tools never print. They push bytes into the call's [`Output`], which decodes them lossily (json
-//! format), counts them against `max_output_bytes` and cuts on a character boundary. At the end,
-//! [`Output::finish`] writes exactly one answer, once: whichever of the main thread and the
-//! timeout watchdog comes first writes it, the other writes nothing.
+//! Tools never print. They push bytes into the call's [`Output`], which streams them: in json
+//! format the envelope's head `{"output":"` goes out first, then the output, escaped, as it is
+//! produced, then the closing fields. Memory therefore does not grow with `max_output_bytes`: at
+//! most [`LONG_LINE`] bytes of a line are held back, and only near the cap, where the cut must
+//! fall after the last whole line that fits.
+//!
+//! Invariant: exactly one answer is written per call, once. Whichever of the main thread and the
+//! timeout watchdog calls [`Output::finish`] first closes the envelope; pushes after that are
+//! refused, so nothing follows the closing brace.
 
-use std::io::Write;
 use std::sync::Mutex;
 
 use crate::error::Error;
+use crate::redact::Tally;
 
-/// How answers are written (SPEC §3).
+/// How answers are written (docs/contract.md#envelope).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// One line of JSON on stdout: `{"output": …, "error": …, "truncated": …}`.
@@ -42,7 +47,7 @@ impl Format {
 /// Why a tool stopped before its natural end: truncation (not an error) or an [`Error`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stop {
-    /// The output reached `max_output_bytes`; the work ends cleanly.
+    /// The output reached `max_output_bytes` (or stdout was closed); the work ends cleanly.
     Truncated,
     /// The call failed; the output so far is kept.
     Error(Error),
@@ -54,9 +59,12 @@ impl From<Error> for Stop {
     }
 }
 
-/// Text-format output is flushed to stdout in pieces of about this size, so that memory stays
-/// bounded however large `max_output_bytes` is.
-const TEXT_FLUSH_BYTES: usize = 64 * 1024;
+/// A line longer than this many bytes (counting its `\n`) may be cut inside when the cap falls
+/// in it; a shorter one is left out whole (docs/contract.md#envelope).
+pub const LONG_LINE: usize = 64 * 1024;
+
+/// Stdout is written in pieces of about this size.
+const FLUSH: usize = 64 * 1024;
 
 /// The output of one call, shared by the tool (which pushes) and the watchdog (which may finish).
 pub struct Output {
@@ -68,13 +76,106 @@ pub struct Output {
 
 #[derive(Default)]
 struct State {
-    /// json: valid UTF-8 not yet written; text: raw bytes not yet flushed.
-    buf: Vec<u8>,
+    sink: Sink,
+    /// Bytes of `output` so far, as counted against the cap, held-back bytes included.
+    len: usize,
+    /// Bytes of the current line so far (shown, held back, or past the cap).
+    line_len: usize,
+    /// Whether a whole line was shown: from then on a cut falls between lines.
+    has_line: bool,
+    /// The held-back end of the current line (decoded UTF-8 in json format), at most
+    /// [`LONG_LINE`] bytes.
+    pending: Vec<u8>,
     /// json: the start of a UTF-8 sequence that the next push may complete (at most 3 bytes).
     carry: Vec<u8>,
-    /// Bytes of `output` so far, as counted against the cap.
-    len: usize,
+    /// The cap fell inside the current line; it is held to learn whether it is a long line.
+    over: bool,
     truncated: bool,
+    /// The cut fell inside a line (the first one, or a long one) rather than between lines.
+    cut_inside: bool,
+    finished: bool,
+    notes: Vec<String>,
+    /// The tool's note on where truncated output stopped, written first among the notes.
+    truncation_note: Option<String>,
+    /// Secret values replaced in the output (docs/contract.md#redaction).
+    redactions: Tally,
+}
+
+/// Where committed output goes: stdout, through one buffer.
+#[derive(Default)]
+struct Sink {
+    json: bool,
+    buf: Vec<u8>,
+    /// json: the envelope's head was written.
+    opened: bool,
+    /// Stdout was closed by its reader: nothing more is written.
+    closed: bool,
+    /// Unit tests read what would have gone to stdout here.
+    #[cfg(test)]
+    written: Vec<u8>,
+}
+
+impl Sink {
+    fn open(&mut self) {
+        if self.json && !self.opened {
+            self.buf.extend_from_slice(b"{\"output\":\"");
+            self.opened = true;
+        }
+    }
+
+    /// Appends output that is already counted: escaped in json format (where it is valid UTF-8),
+    /// raw in text format.
+    fn text(&mut self, text: &[u8]) {
+        self.open();
+        if self.json {
+            escape_json(&mut self.buf, text, true);
+        } else if self.buf.is_empty() && text.len() >= FLUSH {
+            // Large pieces go out as they are, without a copy.
+            self.write(text);
+            return;
+        } else {
+            self.buf.extend_from_slice(text);
+        }
+        if self.buf.len() >= FLUSH {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.buf.is_empty() {
+            let buf = std::mem::take(&mut self.buf);
+            self.write(&buf);
+            self.buf = buf;
+            self.buf.clear();
+        }
+    }
+
+    fn write(&mut self, mut bytes: &[u8]) {
+        #[cfg(test)]
+        {
+            self.written.extend_from_slice(bytes);
+            bytes = &[];
+        }
+        use rustix::io::Errno;
+        let stdout = rustix::stdio::stdout();
+        while !bytes.is_empty() && !self.closed {
+            match rustix::io::write(stdout, bytes) {
+                Ok(n) => bytes = &bytes[n..],
+                Err(Errno::INTR) => {}
+                Err(Errno::AGAIN) => {
+                    // A non-blocking stdout: wait until it takes more.
+                    let mut fds = [rustix::event::PollFd::new(
+                        &stdout,
+                        rustix::event::PollFlags::OUT,
+                    )];
+                    let _ = rustix::event::poll(&mut fds, None);
+                }
+                // A closed pipe (its reader left) or another failure: the answer cannot be
+                // delivered, so the work stops quietly, as coreutils' tools do on EPIPE.
+                Err(_) => self.closed = true,
+            }
+        }
+    }
 }
 
 /// What a finished call reports, e.g. to the audit log.
@@ -84,6 +185,8 @@ pub struct Summary {
     pub output_bytes: usize,
     /// Whether `output` was cut at the cap.
     pub truncated: bool,
+    /// Secret values replaced by `[REDACTED:RULE]`.
+    pub redactions: u64,
 }
 
 impl Output {
@@ -92,7 +195,13 @@ impl Output {
         Output {
             format,
             cap,
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                sink: Sink {
+                    json: format == Format::Json,
+                    ..Sink::default()
+                },
+                ..State::default()
+            }),
         }
     }
 
@@ -101,57 +210,70 @@ impl Output {
         self.format
     }
 
+    /// `max_output_bytes`.
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         // A poisoned lock only means another thread panicked mid-push; the bytes are still ours.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Appends `bytes` to the output.
+    /// Appends `bytes` to the output: raw file content or text (json format decodes it as
+    /// `String::from_utf8_lossy` does, across pushes).
     ///
     /// # Errors
-    /// [`Stop::Truncated`] once the output would pass the cap: what fits (on a character
-    /// boundary) was kept, and the caller must stop working.
+    /// [`Stop::Truncated`] once the output is complete: the cap was reached (what fits was kept,
+    /// cut after the last whole line, docs/contract.md#envelope), the answer was already written,
+    /// or stdout was closed. The caller must stop working.
     pub fn push(&self, bytes: &[u8]) -> Result<(), Stop> {
         let mut st = self.lock();
-        if st.truncated {
+        if st.finished || st.sink.closed || (st.truncated && !st.over) {
             return Err(Stop::Truncated);
         }
+        let st = &mut *st;
         match self.format {
             Format::Text => {
-                let fit = self.cap - st.len;
-                let chunk = if bytes.len() <= fit {
-                    bytes
+                if st.pending.is_empty()
+                    && !st.over
+                    && st.len + bytes.len() <= self.cap.saturating_sub(LONG_LINE)
+                {
+                    // Far from the cap no cut can fall in these bytes: they go out as they are.
+                    self.note_lines(st, bytes);
+                    st.sink.text(bytes);
+                    st.len += bytes.len();
                 } else {
-                    st.truncated = true;
-                    &bytes[..text_boundary(bytes, fit)]
-                };
-                st.len += chunk.len();
-                // A closed stdout (a pipe whose reader left) is not our error: carry on.
-                if st.buf.is_empty() && chunk.len() >= TEXT_FLUSH_BYTES / 2 {
-                    // Large pieces go out as they are, without a copy.
-                    let _ = std::io::stdout().lock().write_all(chunk);
-                } else {
-                    st.buf.extend_from_slice(chunk);
-                    if st.buf.len() >= TEXT_FLUSH_BYTES {
-                        let _ = std::io::stdout().lock().write_all(&st.buf);
-                        st.buf.clear();
-                    }
+                    self.take(st, bytes)?;
                 }
             }
             Format::Json => {
-                if st.carry.is_empty() {
-                    return self.push_lossy(&mut st, bytes);
+                if st.carry.is_empty()
+                    && st.pending.is_empty()
+                    && !st.over
+                    && st.len.saturating_add(bytes.len().saturating_mul(3))
+                        <= self.cap.saturating_sub(LONG_LINE)
+                {
+                    // Decoding can at most triple the size (a lone byte becomes U+FFFD), so no cut
+                    // can fall here: decode and escape in one pass, straight into the sink.
+                    st.sink.open();
+                    let (used, decoded) = escape_json(&mut st.sink.buf, bytes, false);
+                    st.carry.extend_from_slice(&bytes[used..]);
+                    st.len += decoded;
+                    self.note_lines(st, bytes);
+                    if st.sink.buf.len() >= FLUSH {
+                        st.sink.flush();
+                    }
+                } else {
+                    let text = decode(&mut st.carry, bytes, false);
+                    self.take(st, text.as_bytes())?;
                 }
-                let mut joined = std::mem::take(&mut st.carry);
-                joined.extend_from_slice(bytes);
-                return self.push_lossy(&mut st, &joined);
             }
         }
-        if st.truncated {
-            Err(Stop::Truncated)
-        } else {
-            Ok(())
+        if st.sink.closed {
+            return Err(Stop::Truncated);
         }
+        Ok(())
     }
 
     /// Pushes a piece of text (already valid UTF-8).
@@ -159,107 +281,295 @@ impl Output {
         self.push(s.as_bytes())
     }
 
-    /// Decodes `bytes` as `String::from_utf8_lossy` does, keeping an unfinished sequence at the
-    /// end for the next push, and appends the text within the cap.
-    fn push_lossy(&self, st: &mut State, mut bytes: &[u8]) -> Result<(), Stop> {
-        loop {
-            match std::str::from_utf8(bytes) {
-                Ok(s) => return self.append_json(st, s),
-                Err(e) => {
-                    let valid = e.valid_up_to();
-                    // SAFETY-free: from_utf8 said these bytes are valid.
-                    let head = std::str::from_utf8(&bytes[..valid]).unwrap_or_default();
-                    self.append_json(st, head)?;
-                    match e.error_len() {
-                        None => {
-                            st.carry = bytes[valid..].to_vec();
-                            return Ok(());
-                        }
-                        Some(n) => {
-                            self.append_json(st, "\u{FFFD}")?;
-                            bytes = &bytes[valid + n..];
-                        }
-                    }
-                }
+    /// Keeps the line state right after `bytes` were shown far from the cap. A line left
+    /// unfinished there is counted as a long line: its shown bytes lie more than [`LONG_LINE`]
+    /// before the cap, so if the cap ever falls in it, it is longer than that, and a cut inside is
+    /// the right one.
+    fn note_lines(&self, st: &mut State, bytes: &[u8]) {
+        match memchr::memrchr(b'\n', bytes) {
+            Some(i) => {
+                st.has_line = true;
+                st.line_len = if i + 1 == bytes.len() {
+                    0
+                } else {
+                    LONG_LINE + 1
+                };
             }
+            None if !bytes.is_empty() => st.line_len = LONG_LINE + 1,
+            None => {}
         }
     }
 
-    fn append_json(&self, st: &mut State, s: &str) -> Result<(), Stop> {
-        let fit = self.cap - st.len;
-        if s.len() <= fit {
-            st.buf.extend_from_slice(s.as_bytes());
-            st.len += s.len();
-            return Ok(());
+    /// Adds output units (decoded UTF-8 in json format, raw bytes in text format) near the cap,
+    /// where the cut must fall after the last whole line that fits: only the first line, or a line
+    /// longer than [`LONG_LINE`], is cut inside (on a character boundary).
+    fn take(&self, st: &mut State, mut text: &[u8]) -> Result<(), Stop> {
+        while !text.is_empty() {
+            let (seg, complete) = match memchr::memchr(b'\n', text) {
+                Some(i) => (&text[..=i], true),
+                None => (text, false),
+            };
+            text = &text[seg.len()..];
+            st.line_len += seg.len();
+            if st.over {
+                // The line that crossed the cap: long lines are cut inside, others left out.
+                if st.line_len > LONG_LINE {
+                    self.show_pending(st);
+                    st.over = false;
+                    st.cut_inside = true;
+                    return Err(Stop::Truncated);
+                }
+                if complete {
+                    self.drop_pending(st);
+                    st.over = false;
+                    return Err(Stop::Truncated);
+                }
+                continue;
+            }
+            let fit = self.cap - st.len;
+            if seg.len() <= fit {
+                st.len += seg.len();
+                if complete {
+                    self.show_pending(st);
+                    st.sink.text(seg);
+                    st.has_line = true;
+                    st.line_len = 0;
+                } else if !st.has_line
+                    || st.line_len > LONG_LINE
+                    || st.len <= self.cap.saturating_sub(LONG_LINE)
+                {
+                    // A cut can only fall inside this line where a cut inside is allowed.
+                    self.show_pending(st);
+                    st.sink.text(seg);
+                } else {
+                    st.pending.extend_from_slice(seg);
+                }
+                continue;
+            }
+            // This segment crosses the cap.
+            st.truncated = true;
+            let cut = self.boundary(seg, fit);
+            if !st.has_line || st.line_len > LONG_LINE {
+                self.show_pending(st);
+                st.sink.text(&seg[..cut]);
+                st.len += cut;
+                st.cut_inside = true;
+                return Err(Stop::Truncated);
+            }
+            if complete {
+                self.drop_pending(st);
+                return Err(Stop::Truncated);
+            }
+            // The line goes on: it is cut inside only if it turns out longer than LONG_LINE.
+            st.pending.extend_from_slice(&seg[..cut]);
+            st.len += cut;
+            st.over = true;
         }
-        let mut cut = fit;
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
+        Ok(())
+    }
+
+    /// The largest cut `<= fit` of `seg` (longer than `fit`) on a character boundary: json
+    /// output is valid UTF-8; raw text is not split inside a valid UTF-8 sequence.
+    fn boundary(&self, seg: &[u8], fit: usize) -> usize {
+        match self.format {
+            Format::Json => {
+                let mut cut = fit;
+                while cut > 0 && (seg[cut] & 0xC0) == 0x80 {
+                    cut -= 1;
+                }
+                cut
+            }
+            Format::Text => text_boundary(seg, fit),
         }
-        st.buf.extend_from_slice(&s.as_bytes()[..cut]);
-        st.len += cut;
-        st.truncated = true;
-        st.carry.clear();
-        Err(Stop::Truncated)
+    }
+
+    fn show_pending(&self, st: &mut State) {
+        if !st.pending.is_empty() {
+            let pending = std::mem::take(&mut st.pending);
+            st.sink.text(&pending);
+            st.pending = pending;
+            st.pending.clear();
+        }
+    }
+
+    fn drop_pending(&self, st: &mut State) {
+        st.len -= st.pending.len();
+        st.pending.clear();
     }
 
     /// Bytes that may still be added before the output is cut.
     pub fn room(&self) -> usize {
-        self.cap - self.lock().len
+        self.cap - self.lock().len.min(self.cap)
     }
 
-    /// The size of the output so far and whether it was cut.
+    /// Whether the output was cut at the cap (so far).
+    pub fn is_truncated(&self) -> bool {
+        self.lock().truncated
+    }
+
+    /// Whether the cut fell inside a line (the first line, or one longer than [`LONG_LINE`])
+    /// rather than after the last whole line that fits.
+    pub fn cut_inside(&self) -> bool {
+        self.lock().cut_inside
+    }
+
+    /// Whether `len` more bytes of content are so far from the cap that no cut can fall in them:
+    /// then they are shown whole and at once, without any per-line work.
+    pub fn far_from_cap(&self, len: usize) -> bool {
+        let st = self.lock();
+        let need = match self.format {
+            // Decoding can at most triple the size (a lone byte becomes U+FFFD).
+            Format::Json => len.saturating_mul(3),
+            Format::Text => len,
+        };
+        st.pending.is_empty()
+            && !st.over
+            && st.carry.is_empty()
+            && st.len.saturating_add(need) <= self.cap.saturating_sub(LONG_LINE)
+    }
+
+    /// Marks the output as cut at the cap by the tool itself (tail leaves out the lines at the
+    /// start that do not fit).
+    pub fn mark_truncated(&self) {
+        self.lock().truncated = true;
+    }
+
+    /// The end of `text` (raw content, decoded as this format writes it) that fits in `room`
+    /// bytes, starting on a character boundary: what tail shows of a last line that does not fit.
+    pub fn end_that_fits(&self, text: &[u8], room: usize) -> Vec<u8> {
+        match self.format {
+            Format::Text => {
+                let mut start = text.len().saturating_sub(room);
+                while start < text.len() && (text[start] & 0xC0) == 0x80 {
+                    start += 1;
+                }
+                text[start..].to_vec()
+            }
+            Format::Json => {
+                let decoded = decode(&mut Vec::new(), text, true);
+                let mut start = decoded.len().saturating_sub(room);
+                while !decoded.is_char_boundary(start) {
+                    start += 1;
+                }
+                decoded.as_bytes()[start..].to_vec()
+            }
+        }
+    }
+
+    /// Sets the note that says where truncated output stopped (and, for cat and head, the call
+    /// that continues it). Without one, a truncated output gets a plain note naming the cap.
+    pub fn note_truncation(&self, text: impl Into<String>) {
+        self.lock().truncation_note = Some(text.into().replace(['\n', '\r'], " "));
+    }
+
+    /// Adds an input's redactions to the call's: the note and the audit log report them.
+    pub fn add_redactions(&self, tally: &Tally) {
+        self.lock().redactions.add(tally);
+    }
+
+    /// Adds a note (docs/contract.md#notes): one line the caller should see, without the call
+    /// being an error. Notes are written after `truncated`, in the order they were added; the
+    /// same note is kept once.
+    pub fn note(&self, text: impl Into<String>) {
+        let text = text.into().replace(['\n', '\r'], " ");
+        let mut st = self.lock();
+        if !st.notes.contains(&text) {
+            st.notes.push(text);
+        }
+    }
+
+    /// The size of the output so far, whether it was cut, and the secrets redacted.
     pub fn summary(&self) -> Summary {
         let st = self.lock();
         Summary {
             output_bytes: st.len,
             truncated: st.truncated,
+            redactions: st.redactions.total(),
         }
     }
 
-    /// Drops the output not yet written: the call answers with an error and no output.
-    pub fn discard(&self) {
-        let mut st = self.lock();
-        st.buf.clear();
-        st.carry.clear();
-        st.len = 0;
-        st.truncated = false;
-    }
-
-    /// Writes the answer of this call: the envelope (json) or the output and the error line
-    /// (text). `label` names the tool in text-format messages (`cat: not found: x`).
+    /// Writes the end of this call's answer: the closing fields of the envelope (json) or the
+    /// last of the output, the notes and the error line (text). `label` names the tool in
+    /// text-format messages (`cat: not found: x`). Only the first call writes anything.
     pub fn finish(&self, label: &str, error: Option<&Error>) {
         let mut st = self.lock();
-        if !st.carry.is_empty() && !st.truncated {
-            // An unfinished sequence at the very end is one replacement character.
-            st.carry.clear();
-            let _ = self.append_json(&mut st, "\u{FFFD}");
+        if st.finished {
+            return;
         }
+        let st = &mut *st;
+        self.settle(st);
+        st.finished = true;
         let truncated = st.truncated && error.is_none();
+        let mut notes = Vec::new();
+        if truncated && !st.sink.closed {
+            notes.push(st.truncation_note.take().unwrap_or_else(|| {
+                format!(
+                    "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES)",
+                    self.cap
+                )
+            }));
+        }
+        notes.extend(st.redactions.note());
+        notes.append(&mut st.notes);
         match self.format {
             Format::Json => {
-                let text = String::from_utf8_lossy(&st.buf);
-                let line = envelope_line(&text, error, truncated);
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(line.as_bytes()).and_then(|()| out.flush());
+                st.sink.open();
+                let tail = envelope_tail(error, truncated, &notes);
+                st.sink.buf.extend_from_slice(tail.as_bytes());
+                st.sink.flush();
             }
             Format::Text => {
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(&st.buf).and_then(|()| out.flush());
-                let mut err = std::io::stderr().lock();
-                if let Some(e) = error {
-                    let _ = writeln!(err, "{label}: {}", escape_controls(&e.to_string()));
-                } else if truncated {
-                    let _ = writeln!(err, "{label}: output truncated at {} bytes", self.cap);
+                st.sink.flush();
+                let mut lines = String::new();
+                for n in &notes {
+                    lines.push_str(&format!("{label}: note: {}\n", escape_controls(n)));
                 }
+                if let Some(e) = error {
+                    lines.push_str(&format!("{label}: {}\n", escape_controls(&e.to_string())));
+                } else if truncated && !st.sink.closed {
+                    lines.push_str(&format!(
+                        "{label}: output truncated at {} bytes\n",
+                        self.cap
+                    ));
+                }
+                write_stderr(lines.as_bytes());
             }
         }
-        st.buf.clear();
     }
 }
 
-/// The largest cut `<= fit` that does not split a UTF-8 character of `bytes` (raw bytes that are
-/// not UTF-8 are cut at `fit`).
+impl Output {
+    /// Ends the output: an unfinished UTF-8 sequence becomes U+FFFD, the line that crossed the
+    /// cap (it ended within LONG_LINE bytes) is left out, a held-back last line is shown.
+    fn settle(&self, st: &mut State) {
+        if !st.carry.is_empty() {
+            st.carry.clear();
+            if !st.truncated || st.over {
+                let _ = self.take(st, "\u{FFFD}".as_bytes());
+            }
+        }
+        if st.over {
+            self.drop_pending(st);
+            st.over = false;
+        } else {
+            self.show_pending(st);
+        }
+    }
+}
+
+fn write_stderr(mut bytes: &[u8]) {
+    let stderr = rustix::stdio::stderr();
+    while !bytes.is_empty() {
+        match rustix::io::write(stderr, bytes) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// The largest cut `<= fit` of `bytes` that does not split a valid UTF-8 sequence (bytes that
+/// are not UTF-8 are cut anywhere).
 fn text_boundary(bytes: &[u8], fit: usize) -> usize {
     if fit >= bytes.len() {
         return bytes.len();
@@ -279,32 +589,280 @@ fn text_boundary(bytes: &[u8], fit: usize) -> usize {
     fit
 }
 
-/// The one line of the json format, with its newline.
-fn envelope_line(output: &str, error: Option<&Error>, truncated: bool) -> String {
-    let mut line = String::with_capacity(output.len() + 64);
-    line.push_str("{\"output\":");
-    line.push_str(&json_string(output));
-    line.push_str(",\"error\":");
-    match error {
-        Some(e) => line.push_str(&json_string(&e.to_string())),
-        None => line.push_str("null"),
+/// Decodes `bytes` as `String::from_utf8_lossy` does, after the unfinished sequence `carry` of
+/// the previous piece; an unfinished sequence at the end is kept in `carry` unless `last`.
+fn decode(carry: &mut Vec<u8>, bytes: &[u8], last: bool) -> String {
+    let joined;
+    let input: &[u8] = if carry.is_empty() {
+        bytes
+    } else {
+        let mut j = std::mem::take(carry);
+        j.extend_from_slice(bytes);
+        joined = j;
+        &joined
+    };
+    let mut out = String::with_capacity(input.len());
+    let mut rest = input;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                out.push_str(s);
+                break;
+            }
+            Err(e) => {
+                let valid = e.valid_up_to();
+                // from_utf8 said these bytes are valid.
+                out.push_str(std::str::from_utf8(&rest[..valid]).unwrap_or_default());
+                match e.error_len() {
+                    None if !last => {
+                        carry.extend_from_slice(&rest[valid..]);
+                        break;
+                    }
+                    None => {
+                        out.push('\u{FFFD}');
+                        break;
+                    }
+                    Some(n) => {
+                        out.push('\u{FFFD}');
+                        rest = &rest[valid + n..];
+                    }
+                }
+            }
+        }
     }
-    line.push_str(",\"truncated\":");
-    line.push_str(if truncated { "true" } else { "false" });
-    line.push_str("}\n");
-    line
+    out
+}
+
+/// Measures the output size of content pushed in pieces: raw bytes in text format, the UTF-8
+/// size of the lossy decoding in json format (across pieces, as [`Output::push`] decodes).
+#[derive(Debug, Clone)]
+pub struct Measure {
+    json: bool,
+    carry: Vec<u8>,
+}
+
+impl Measure {
+    /// A measure for `format`.
+    pub fn new(format: Format) -> Measure {
+        Measure {
+            json: format == Format::Json,
+            carry: Vec::new(),
+        }
+    }
+
+    /// The output size of the next piece `bytes` (`last` when it ends the content).
+    pub fn add(&mut self, bytes: &[u8], last: bool) -> usize {
+        if !self.json {
+            return bytes.len();
+        }
+        if self.carry.is_empty() && bytes.is_ascii() {
+            return bytes.len();
+        }
+        decode(&mut self.carry, bytes, last).len()
+    }
+}
+
+/// The closing fields of the json envelope, after the output's text.
+fn envelope_tail(error: Option<&Error>, truncated: bool, notes: &[String]) -> String {
+    let mut tail = String::from("\",\"error\":");
+    match error {
+        Some(e) => tail.push_str(&json_string(&e.to_string())),
+        None => tail.push_str("null"),
+    }
+    tail.push_str(",\"truncated\":");
+    tail.push_str(if truncated { "true" } else { "false" });
+    if !notes.is_empty() {
+        tail.push_str(",\"notes\":[");
+        for (i, n) in notes.iter().enumerate() {
+            if i > 0 {
+                tail.push(',');
+            }
+            tail.push_str(&json_string(n));
+        }
+        tail.push(']');
+    }
+    tail.push_str("}\n");
+    tail
 }
 
 /// True for characters that must not reach a reader raw: DEL, the C1 controls and the
-/// bidirectional controls (SPEC §3).
+/// bidirectional controls (docs/contract.md#envelope).
 pub fn is_hidden_control(c: char) -> bool {
     matches!(c, '\u{7F}'..='\u{9F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
+/// Whether `b` needs attention in a JSON string: a C0 control, `"`, `\`, DEL, or any byte of a
+/// multi-byte sequence (which may be invalid, a C1 or a bidi control).
+#[inline(always)]
+fn needs_work(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\' || b >= 0x7F
+}
+
+/// The positions of the bytes that need work among the 16 at `raw[at..at + 16]`, as a bit mask
+/// (bit k for `raw[at + k]`).
+#[inline(always)]
+fn work_mask(raw: &[u8], at: usize) -> u32 {
+    let block: &[u8; 16] = raw[at..at + 16].try_into().expect("16 bytes");
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
+            _mm_or_si128, _mm_set1_epi8,
+        };
+        // SAFETY: SSE2 is part of the x86_64 baseline, so these instructions always exist; the
+        // load is unaligned and reads exactly the 16 bytes of `block`.
+        unsafe {
+            let v = _mm_loadu_si128(block.as_ptr().cast::<__m128i>());
+            // A signed compare with 0x20 catches the C0 controls and, as negative numbers, every
+            // byte from 0x80 up.
+            let low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+            let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+            let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+            let del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7F));
+            let any = _mm_or_si128(_mm_or_si128(low, quote), _mm_or_si128(backslash, del));
+            _mm_movemask_epi8(any) as u32
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut mask = 0;
+        for (k, &b) in block.iter().enumerate() {
+            mask |= u32::from(needs_work(b)) << k;
+        }
+        mask
+    }
+}
+
+/// Appends `raw` to `out` as the inside of a JSON string literal: decoded as
+/// `String::from_utf8_lossy` does (U+FFFD per maximal invalid sequence), with `"` and `\`
+/// escaped, C0 controls as `\n`, `\t`, `\r`, `\b`, `\f` or `\u00XX`, and DEL, C1 and bidi
+/// controls as `\uXXXX`. The bytes that need work are found sixteen at a time, and the runs
+/// between them are copied whole. Returns the bytes of `raw` consumed (all of them, unless `last`
+/// is false and `raw` ends inside a UTF-8 sequence) and the UTF-8 size of the decoded text.
+pub fn escape_json(out: &mut Vec<u8>, raw: &[u8], last: bool) -> (usize, usize) {
+    let n = raw.len();
+    let mut run = 0; // start of the clean run not yet copied
+    let mut decoded = 0;
+    let mut i = 0; // bytes before `i` are handled or in the run
+    out.reserve(n + n / 8 + 16);
+    while i < n {
+        // The next byte that needs work, at or after `i`.
+        let mut at = n;
+        while i + 16 <= n {
+            let mask = work_mask(raw, i);
+            if mask != 0 {
+                at = i + mask.trailing_zeros() as usize;
+                break;
+            }
+            i += 16;
+        }
+        if at == n {
+            at = raw[i..]
+                .iter()
+                .position(|&b| needs_work(b))
+                .map_or(n, |k| i + k);
+        }
+        if at == n {
+            break;
+        }
+        out.extend_from_slice(&raw[run..at]);
+        decoded += at - run;
+        match escape_one(out, raw, at, last) {
+            Some((len, size)) => {
+                decoded += size;
+                i = at + len;
+                run = i;
+            }
+            None => return (at, decoded),
+        }
+    }
+    out.extend_from_slice(&raw[run..n]);
+    decoded += n - run;
+    (n, decoded)
+}
+
+/// Writes the escape of the byte or character at `raw[i]`, which needs work; returns the bytes
+/// of `raw` it took and their decoded UTF-8 size, or `None` for a sequence that `raw` ends inside
+/// of (when not `last`).
+#[inline]
+fn escape_one(out: &mut Vec<u8>, raw: &[u8], i: usize, last: bool) -> Option<(usize, usize)> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let b = raw[i];
+    if b < 0x80 {
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0C => out.extend_from_slice(b"\\f"),
+            _ => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[(b >> 4) as usize],
+                HEX[(b & 15) as usize],
+            ]),
+        }
+        return Some((1, 1));
+    }
+    // A multi-byte sequence: valid, invalid, or cut off by the end of `raw`.
+    let window = &raw[i..raw.len().min(i + 4)];
+    let (len, ch) = match std::str::from_utf8(window) {
+        Ok(s) => first_char(s),
+        Err(e) if e.valid_up_to() > 0 => {
+            first_char(std::str::from_utf8(&window[..e.valid_up_to()]).unwrap_or_default())
+        }
+        Err(e) => match e.error_len() {
+            Some(bad) => (bad, None),
+            None if !last => return None,
+            None => (window.len(), None),
+        },
+    };
+    match ch {
+        Some(c) if is_hidden_control(c) => {
+            let v = c as u32;
+            out.extend_from_slice(b"\\u");
+            for shift in [12, 8, 4, 0] {
+                out.push(HEX[((v >> shift) & 15) as usize]);
+            }
+            Some((len, len))
+        }
+        Some(_) => {
+            out.extend_from_slice(&raw[i..i + len]);
+            Some((len, len))
+        }
+        None => {
+            out.extend_from_slice("\u{FFFD}".as_bytes());
+            Some((len, 3))
+        }
+    }
+}
+
+/// The byte length and value of the first character of a non-empty `s`.
+fn first_char(s: &str) -> (usize, Option<char>) {
+    match s.chars().next() {
+        Some(c) => (c.len_utf8(), Some(c)),
+        None => (1, None),
+    }
+}
+
 /// `s` as a JSON string literal, with DEL, C1 and bidi controls as `\uXXXX` escapes on top of
-/// what `serde_json` escapes (quote, backslash, C0 controls).
+/// what JSON requires (quote, backslash, C0 controls).
 pub fn json_string(s: &str) -> String {
-    let plain = serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string());
+    let mut out = Vec::with_capacity(s.len() + 2);
+    out.push(b'"');
+    escape_json(&mut out, s.as_bytes(), true);
+    out.push(b'"');
+    // escape_json turns valid UTF-8 into valid UTF-8.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// A JSON document (from `serde_json`) with the same extra escapes as [`json_string`].
+pub fn json_document(value: &serde_json::Value) -> String {
+    let plain = value.to_string();
     if !plain.chars().any(is_hidden_control) {
         return plain;
     }
@@ -319,26 +877,8 @@ pub fn json_string(s: &str) -> String {
     out
 }
 
-/// A JSON document (from `serde_json`) with the same extra escapes as [`json_string`].
-pub fn json_document(value: &serde_json::Value) -> String {
-    let plain = value.to_string();
-    if !plain.chars().any(is_hidden_control) {
-        return plain;
-    }
-    plain
-        .chars()
-        .map(|c| {
-            if is_hidden_control(c) {
-                format!("\\u{:04x}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
-/// Text for a terminal line (text-format errors): C0, DEL, C1 and bidi controls as `\xNN` or
-/// `\u{XXXX}`, so that an error never moves the cursor or flips the text direction.
+/// Text for a terminal line (text-format errors and notes): C0, DEL, C1 and bidi controls as
+/// `\u{XXXX}`, so that a message never moves the cursor or flips the text direction.
 pub fn escape_controls(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -355,8 +895,98 @@ pub fn escape_controls(s: &str) -> String {
 mod tests {
     use super::*;
 
-    fn collect(out: &Output) -> String {
-        String::from_utf8(out.lock().buf.clone()).unwrap()
+    /// What an unfinished json Output has shown so far, decoded.
+    fn shown(out: &Output) -> String {
+        let st = out.lock();
+        let all = [st.sink.written.as_slice(), st.sink.buf.as_slice()].concat();
+        let body = all.strip_prefix(b"{\"output\":\"").unwrap_or(&all);
+        serde_json::from_slice(&[b"\"", body, b"\""].concat()).unwrap()
+    }
+
+    /// What an unfinished text Output has shown so far.
+    fn raw(out: &Output) -> Vec<u8> {
+        let st = out.lock();
+        [st.sink.written.as_slice(), st.sink.buf.as_slice()].concat()
+    }
+
+    fn escaped(raw: &[u8]) -> String {
+        let mut out = Vec::new();
+        escape_json(&mut out, raw, true);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn escaping_matches_lossy_decoding_and_serde_json() {
+        let samples: &[&[u8]] = &[
+            b"plain ascii text that is long enough for words",
+            b"quote\" back\\slash \n\t\r\x08\x0c\x01\x1f end",
+            "é€😀 mixed ünïcödé and ascii padding".as_bytes(),
+            b"bad \xff\xfe bytes \xe2\x82 cut \xf0\x9f\x98",
+            b"\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+        ];
+        for raw in samples {
+            let lossy = String::from_utf8_lossy(raw);
+            let want = serde_json::to_string(&lossy).unwrap();
+            assert_eq!(format!("\"{}\"", escaped(raw)), want, "{raw:?}");
+            let mut out = Vec::new();
+            assert_eq!(escape_json(&mut out, raw, true), (raw.len(), lossy.len()));
+        }
+    }
+
+    /// The reference: serde_json's escaping of the lossy decoding, with DEL, C1 and bidi
+    /// controls as `\uXXXX` on top.
+    fn reference(raw: &[u8]) -> String {
+        let plain = serde_json::to_string(&String::from_utf8_lossy(raw)).unwrap();
+        let mut out = String::new();
+        for c in plain.chars() {
+            if is_hidden_control(c) {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn escaping_agrees_with_the_reference_on_any_bytes(
+            raw in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::num::u8::ANY,
+                    proptest::sample::select(b"\n\"\\\x7f\xc2\x9b\xe2\x80\xaeab".to_vec()),
+                ],
+                0..200,
+            ),
+            split in 0usize..200,
+        ) {
+            let mut out = vec![b'"'];
+            escape_json(&mut out, &raw, true);
+            out.push(b'"');
+            proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), reference(&raw));
+            // In two pieces, with the unfinished sequence carried over, the result is the same.
+            let split = split.min(raw.len());
+            let mut out = vec![b'"'];
+            let (used, _) = escape_json(&mut out, &raw[..split], false);
+            escape_json(&mut out, &raw[used..], true);
+            out.push(b'"');
+            proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), reference(&raw));
+        }
+    }
+
+    #[test]
+    fn hidden_controls_are_escaped() {
+        assert_eq!(
+            json_string("a\u{7f}b\u{85}\u{202e}"),
+            "\"a\\u007fb\\u0085\\u202e\""
+        );
+        assert_eq!(json_string("\u{200f}"), "\"\u{200f}\"");
+    }
+
+    #[test]
+    fn an_unfinished_sequence_waits_for_the_next_piece() {
+        let mut out = Vec::new();
+        assert_eq!(escape_json(&mut out, b"ab\xe2\x82", false), (2, 2));
     }
 
     #[test]
@@ -367,38 +997,85 @@ mod tests {
         out.push(&euro[1..2]).unwrap();
         out.push(&euro[2..]).unwrap();
         out.push(b"\xff|").unwrap();
-        assert_eq!(collect(&out), "€\u{FFFD}|");
+        assert_eq!(shown(&out), "€\u{FFFD}|");
     }
 
     #[test]
-    fn cap_cuts_on_a_character_boundary() {
-        let out = Output::new(Format::Json, 4);
-        assert_eq!(out.push("ab€cd".as_bytes()), Err(Stop::Truncated));
-        assert_eq!(collect(&out), "ab");
-        let out = Output::new(Format::Json, 5);
-        assert_eq!(out.push("ab€cd".as_bytes()), Err(Stop::Truncated));
-        assert_eq!(collect(&out), "ab€");
+    fn the_first_line_is_cut_on_a_character_boundary() {
+        for (cap, want) in [
+            (1, "a"),
+            (4, "ab"),
+            (5, "ab€"),
+            (7, "ab€cd"),
+            (8, "ab€cd\n"),
+        ] {
+            let out = Output::new(Format::Json, cap);
+            assert_eq!(out.push("ab€cd\nsecond\n".as_bytes()), Err(Stop::Truncated));
+            assert_eq!(shown(&out), want, "cap {cap}");
+        }
+    }
+
+    #[test]
+    fn later_lines_are_left_out_whole() {
+        let out = Output::new(Format::Json, 13);
+        assert_eq!(out.push(b"ab\ncdef\nghijklmn\n"), Err(Stop::Truncated));
+        assert_eq!(shown(&out), "ab\ncdef\n");
+        // Pushed in pieces, the line that crosses the cap is held, then dropped at its end.
+        let out = Output::new(Format::Text, 13);
+        out.push(b"ab\ncdef\nghi").unwrap();
+        assert_eq!(out.push(b"jklmn"), Ok(()));
+        assert_eq!(out.push(b"op\nq"), Err(Stop::Truncated));
+        assert_eq!(raw(&out), b"ab\ncdef\n");
+    }
+
+    #[test]
+    fn a_long_line_is_cut_inside() {
+        let cap = 40_000;
+        let out = Output::new(Format::Text, cap);
+        out.push(b"short\n").unwrap();
+        let long = vec![b'y'; 70_000];
+        assert_eq!(out.push(&long[..30_000]), Ok(()));
+        assert_eq!(out.push(&long[30_000..]), Err(Stop::Truncated));
+        assert_eq!(raw(&out).len(), cap);
+        assert!(out.lock().pending.is_empty());
+    }
+
+    #[test]
+    fn a_line_under_the_long_limit_that_ends_the_input_is_left_out() {
+        let out = Output::new(Format::Text, 10);
+        out.push(b"one\n").unwrap();
+        out.push(b"twotwotwo").unwrap();
+        assert!(out.is_truncated());
+        let mut st = out.lock();
+        out.settle(&mut st);
+        assert_eq!(st.len, 4);
+        drop(st);
+        assert_eq!(raw(&out), b"one\n");
+    }
+
+    #[test]
+    fn a_line_begun_far_from_the_cap_is_cut_inside() {
+        // 70,000 bytes of the line are shown far from a 200,000-byte cap; the cap then falls in
+        // the same line, which is longer than LONG_LINE: cut at the cap.
+        let out = Output::new(Format::Text, 200_000);
+        out.push(b"a\n").unwrap();
+        out.push(&vec![b'x'; 70_000]).unwrap();
+        assert_eq!(out.push(&vec![b'x'; 200_000]), Err(Stop::Truncated));
+        assert_eq!(out.summary().output_bytes, 200_000);
+        assert_eq!(raw(&out).len(), 200_000);
     }
 
     #[test]
     fn exact_fit_is_not_truncated() {
         let out = Output::new(Format::Json, 3);
-        assert_eq!(out.push(b"abc"), Ok(()));
-        assert!(!out.lock().truncated);
+        assert_eq!(out.push(b"ab\n"), Ok(()));
+        assert!(!out.is_truncated());
     }
 
     #[test]
     fn text_cut_keeps_characters_whole() {
         assert_eq!(text_boundary("ab€".as_bytes(), 3), 2);
+        assert_eq!(text_boundary("ab€".as_bytes(), 5), 5);
         assert_eq!(text_boundary(b"ab\xff\xff", 3), 3);
-    }
-
-    #[test]
-    fn hidden_controls_are_escaped() {
-        assert_eq!(
-            json_string("a\u{7f}b\u{85}\u{202e}"),
-            "\"a\\u007fb\\u0085\\u202e\""
-        );
-        assert_eq!(json_string("\u{200f}"), "\"\u{200f}\"");
     }
 }

@@ -1,6 +1,6 @@
 //! readbox: safe, read-only `cat ls find grep head tail wc stat diff pwd` for AI agents, container
 //! images and people, confined beneath chosen roots, with bounded time and output, and one JSON
-//! envelope per call. The contract is SPEC.md; the README explains how to use it.
+//! envelope per call. The contract is docs/contract.md; the README explains how to use it.
 //!
 //! One call flows one way:
 //!
@@ -22,6 +22,7 @@
 //! - [`limits`]: the read and entry budgets and the timeout watchdog.
 //! - [`tools`]: the registry and one module per tool.
 //! - [`meta`]: `help`, `version`, `list`, `policy`, `schema`, `install`.
+//! - [`mcp`]: `readbox mcp`, which runs each tool call as a child `readbox call`.
 //! - [`audit`]: the audit log.
 //! - [`sandbox`]: Landlock self-restriction, a second wall behind the gate.
 
@@ -32,9 +33,12 @@ pub mod envelope;
 pub mod error;
 pub mod glob;
 pub mod limits;
+pub mod mcp;
 pub mod meta;
+pub mod names;
 pub mod policy;
 pub mod read;
+pub mod redact;
 pub mod resolve;
 pub mod sandbox;
 pub mod tools;
@@ -86,8 +90,8 @@ impl Call {
         let (mut error, mut status) = (error, status);
         if let Some(log) = &self.audit {
             let summary = self.out.summary();
-            if let Err(e) = log.append(&self.record, status, error.as_ref(), summary) {
-                self.out.discard();
+            // The output may be out already; a log that fails now still makes the call fail.
+            if let Err(e) = log.end(&self.record, status, error.as_ref(), summary) {
                 error = Some(e);
                 status = EXIT_ERROR;
             }
@@ -132,14 +136,28 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Invocation::Tool(name, words) => {
             (name.to_string(), Some(dispatch::tool(name)), None, words)
         }
+        // The server speaks MCP on stdout, never an envelope; each call it runs is one.
+        Invocation::Meta(Meta::Mcp, words) => return mcp::serve(&words),
         Invocation::Meta(m, words) => ("readbox".to_string(), None, Some(m), words),
     };
     let policy = match Policy::load() {
         Ok(p) => p,
         Err(e) => return answer_now(early, &label, "", Some(e), EXIT_ERROR),
     };
+    // Help and the version are for a person at a terminal: plain text there, unless a format
+    // was chosen; a program reading them gets the envelope.
+    let help = matches!(meta, Some(Meta::Help | Meta::Version))
+        || (tool.is_some() && is_help_request(&words));
+    let format = if help
+        && policy.sources.get("format").is_none_or(|s| s == "default")
+        && rustix::termios::isatty(rustix::stdio::stdout())
+    {
+        Format::Text
+    } else {
+        policy.format
+    };
     let out = Output::new(
-        policy.format,
+        format,
         usize::try_from(policy.max_output_bytes).unwrap_or(usize::MAX),
     );
     let audit = match &policy.audit_log {
@@ -149,7 +167,17 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         },
         None => None,
     };
-    let record = audit::Record::new(&label, &words, &policy.workdir, start);
+    let record_tool = match meta {
+        Some(Meta::Call) => "call",
+        _ => &label,
+    };
+    let record = audit::Record::new(record_tool, &words, &policy.workdir, start);
+    // The first line goes to the log before any output; a call that cannot log does not run.
+    if let Some(log) = &audit
+        && let Err(e) = log.begin(&record)
+    {
+        return answer_now(policy.format, &label, "", Some(e), EXIT_ERROR);
+    }
     let call = Arc::new(Call {
         out,
         label,
@@ -269,8 +297,17 @@ impl Env<'_> {
                 EXIT_ERROR,
             );
         }
+        // `TOOL --help` alone asks for the tool's help, as every coreutils tool answers it.
+        if let Words::Positional(w) = words
+            && is_help_request(w)
+        {
+            return match self.out.push_str(&meta::tool_help(tool)) {
+                Ok(()) | Err(Stop::Truncated) => (None, EXIT_SUCCESS),
+                Err(Stop::Error(e)) => (Some(e), EXIT_ERROR),
+            };
+        }
         let parsed = match words {
-            Words::Positional(w) => args::parse(tool, w),
+            Words::Positional(w) => args::parse(tool, w, &|p| self.gate.resolve(p).is_ok()),
             Words::Json(j) => args::parse_json(tool, j.as_bytes()),
         };
         let args = match parsed {
@@ -296,6 +333,11 @@ impl Env<'_> {
     }
 }
 
+/// Whether a tool's words are a request for its help: `--help` or `-h` alone.
+fn is_help_request(words: &[OsString]) -> bool {
+    matches!(words, [w] if w == "--help" || w == "-h")
+}
+
 /// Answers a call that ends before the policy and the watchdog exist.
 fn answer_now(format: Format, label: &str, output: &str, error: Option<Error>, status: i32) -> i32 {
     let out = Output::new(format, usize::MAX);
@@ -304,7 +346,8 @@ fn answer_now(format: Format, label: &str, output: &str, error: Option<Error>, s
     status
 }
 
-/// A panic must still end in one envelope, and never print a backtrace (SPEC §3, THREATS I1).
+/// A panic must still end in one envelope, and never print a backtrace (docs/contract.md#envelope,
+/// docs/security.md#threat-model).
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
         if cfg!(debug_assertions) {

@@ -1,4 +1,6 @@
-//! The per-call budgets of SPEC §5 (bytes read, directory entries) and the deadline watchdog.
+//! The per-call budgets (bytes read, directory entries) and the deadline watchdog
+//! (docs/contract.md#limits). A `limit:` error names the setting that bounds it and its variable,
+//! so that the caller knows what an operator could raise.
 //!
 //! Budgets are charged for what a tool consumed, never for its buffer sizes (SPEC §9). The
 //! watchdog is the only thing that enforces the timeout: it answers for the call at the deadline
@@ -53,7 +55,7 @@ impl Budget {
     /// The error of a read that would pass the budget.
     pub fn read_exhausted(&self) -> Error {
         Error::Limit(format!(
-            "read more than max_read_bytes ({} bytes)",
+            "read more than max_read_bytes ({} bytes; READBOX_MAX_READ_BYTES)",
             self.read_max
         ))
     }
@@ -66,7 +68,7 @@ impl Budget {
         let used = self.entries_used.fetch_add(1, Ordering::Relaxed) + 1;
         if used > self.entries_max {
             return Err(Error::Limit(format!(
-                "examined more than max_entries ({}) directory entries",
+                "examined more than max_entries ({} directory entries; READBOX_MAX_ENTRIES)",
                 self.entries_max
             )));
         }
@@ -74,7 +76,7 @@ impl Budget {
     }
 }
 
-/// The timeout of SPEC §5: `seconds` of wall time counted from `start` (process start).
+/// The timeout (docs/contract.md#limits): `seconds` of wall time counted from `start` (process start).
 #[derive(Debug, Clone, Copy)]
 pub struct Deadline {
     at: Instant,

@@ -1,6 +1,8 @@
 //! The meta commands of the multicall form (SPEC §1, §8): `help`, `version`, `list`, `policy`,
-//! `schema` and `install`. (`call` runs a tool, so it lives with the tools' path in `lib.rs`.)
-//! Their answers go through the envelope and obey the caps like any tool's.
+//! `schema` and `install`. (`call` runs a tool, so it lives with the tools' path in `lib.rs`;
+//! `mcp` is a server, in `mcp.rs`, whose tool list is built from [`description`],
+//! [`input_schema`] and [`output_schema`] here.) Their answers go through the envelope and obey
+//! the caps like any tool's.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
@@ -27,6 +29,7 @@ pub fn usage() -> String {
          \n\
          usage: readbox TOOL [ARG...]     (or TOOL [ARG...] through a link named TOOL)\n\
          \x20      readbox help [TOOL] | version | list | policy | schema | call TOOL JSON | install DIR\n\
+         \x20      readbox mcp               (a Model Context Protocol server on stdin/stdout)\n\
          \n\
          Arguments are positional only: no options. Paths are confined beneath the roots\n\
          (READBOX_ROOTS, default: the working directory); excluded names (READBOX_EXCLUDE,\n\
@@ -81,6 +84,9 @@ pub fn input_schema(t: &Tool) -> Value {
         let mut s = match p.kind {
             Kind::Path | Kind::Text => json!({ "type": "string" }),
             Kind::Bool => json!({ "type": "boolean" }),
+            Kind::Int { min, max } if max == u64::MAX => {
+                json!({ "type": "integer", "minimum": min })
+            }
             Kind::Int { min, max } => json!({ "type": "integer", "minimum": min, "maximum": max }),
             Kind::FileType => json!({ "type": "string", "enum": ["all", "file", "directory"] }),
         };
@@ -108,8 +114,50 @@ pub fn input_schema(t: &Tool) -> Value {
     })
 }
 
+/// The JSON Schema of what wc and stat print (their `output` is one JSON object), for MCP's
+/// `outputSchema`; `None` for the tools that print text.
+pub fn output_schema(t: &Tool) -> Option<Value> {
+    let count = |what: &str| json!({ "type": "integer", "minimum": 0, "description": what });
+    let schema = match t.name {
+        "wc" => json!({
+            "type": "object",
+            "properties": {
+                "lines": count("newline bytes"),
+                "words": count("words separated by Unicode white space"),
+                "bytes": count("bytes"),
+            },
+            "required": ["lines", "words", "bytes"],
+            "additionalProperties": false,
+        }),
+        "stat" => json!({
+            "type": "object",
+            "properties": {
+                "path": { "type": "string", "description": "the path as given" },
+                "type": {
+                    "type": "string",
+                    "enum": ["file", "directory", "fifo", "socket", "char_device", "block_device"],
+                },
+                "size_bytes": count("size in bytes"),
+                "permissions": { "type": "string", "description": "as ls -l shows them" },
+                "modified_at": { "type": "string", "description": "RFC 3339, UTC, nanoseconds" },
+            },
+            "required": ["path", "type", "size_bytes", "permissions", "modified_at"],
+            "additionalProperties": false,
+        }),
+        _ => return None,
+    };
+    Some(schema)
+}
+
+/// The enabled tools, in the registry's order.
+pub fn enabled_tools(policy: &Policy) -> impl Iterator<Item = &'static Tool> + '_ {
+    tools::TOOLS
+        .iter()
+        .filter(|t| policy.tools.contains(&t.name))
+}
+
 /// The description of a tool for function calling.
-fn description(t: &Tool) -> String {
+pub fn description(t: &Tool) -> String {
     format!(
         "{} (read-only, confined to the allowed directories). Positional form: {}",
         t.summary,
@@ -172,9 +220,7 @@ pub fn run(
         }
         Meta::Schema => {
             no_words("schema")?;
-            let defs: Vec<Value> = tools::TOOLS
-                .iter()
-                .filter(|t| policy.tools.contains(&t.name))
+            let defs: Vec<Value> = enabled_tools(policy)
                 .map(|t| {
                     json!({
                         "name": t.name,
@@ -191,6 +237,7 @@ pub fn run(
             _ => Err(Error::Usage("readbox install DIR".into()).into()),
         },
         Meta::Call => unreachable!("call runs a tool"),
+        Meta::Mcp => unreachable!("mcp is a server, started before any envelope"),
     }
 }
 

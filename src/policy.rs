@@ -3,6 +3,7 @@
 //! Layers, each overriding the one before: built-in defaults, the system file
 //! `/etc/readbox/config.toml` (if it exists), the file named by `READBOX_CONFIG`, the `READBOX_*`
 //! environment variables. A file that sets `lock = true` makes every later layer narrow-only.
+//! Last, `READBOX_NARROW_ROOTS` may narrow the roots further, and only narrow them.
 //! Nothing else is ever read: no file beside the binary, under `$HOME` or `$XDG_*`.
 //!
 //! Invariant: a [`Policy`] exists only when every layer was valid and no locked bound was widened;
@@ -10,6 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -21,6 +23,11 @@ use crate::resolve::Excludes;
 
 /// The system-wide config file, read when it exists.
 pub const SYSTEM_CONFIG: &str = "/etc/readbox/config.toml";
+
+/// The narrow-only roots layer: a `:`-separated list of absolute directories, applied after
+/// every other layer, that can only narrow the roots (set but empty: no root at all). Unlike the
+/// other variables it has no config key, and an empty value is not "unset".
+pub const NARROW_ROOTS_VAR: &str = "READBOX_NARROW_ROOTS";
 
 /// The default exclude globs (SPEC §4).
 pub const DEFAULT_EXCLUDES: &[&str] = &[".env", ".env.*", ".ssh", ".aws", "*.pem", "*.key"];
@@ -60,7 +67,10 @@ pub struct Policy {
     /// `sandbox = "require"`: a kernel without Landlock is a `config:` error (default
     /// `"best-effort"`).
     pub require_sandbox: bool,
-    /// The roots of the lock, if one is in force: excludes stay anchored to them.
+    /// `redact`: replace secret values in content by `[REDACTED:RULE]` (default true).
+    pub redact: bool,
+    /// The roots of the lock, if one is in force, else the roots that [`NARROW_ROOTS_VAR`]
+    /// narrowed: excludes stay anchored to them.
     pub locked_roots: Vec<PathBuf>,
     /// `excludes`, compiled once (the gate matches with it).
     pub exclude_matcher: Excludes,
@@ -613,6 +623,7 @@ impl Policy {
             deny_hardlinks: false,
             cross_mounts: false,
             require_sandbox: false,
+            redact: true,
             locked_roots: Vec::new(),
             exclude_matcher: Excludes::new(&[]).expect("no patterns always compile"),
             sources: SETTINGS
@@ -940,7 +951,72 @@ impl Policy {
                 _ => p.roots[0].clone(),
             },
         };
+        // Last of all, so that no layer can widen what it leaves.
+        if let Some(v) = inputs.vars.get(NARROW_ROOTS_VAR) {
+            p.narrow_roots(v)?;
+        }
         Ok(p)
+    }
+
+    /// Applies the narrow-only roots layer ([`NARROW_ROOTS_VAR`]): the roots become the listed
+    /// directories, each of which must lie within a root the layers before allowed, and neither
+    /// be nor lie beneath an excluded path. An empty list leaves no root, so every path is
+    /// denied. The working directory moves to the first listed root when it falls outside them.
+    ///
+    /// This is how `readbox mcp` hands the roots a client offered to each call it runs: the
+    /// variable can only narrow, so a server that computed them wrongly still cannot widen the
+    /// policy (docs/contract.md#mcp).
+    fn narrow_roots(&mut self, value: &OsStr) -> Result<()> {
+        let err = |m: String| Error::Config(format!("{NARROW_ROOTS_VAR}: {m}"));
+        // Excludes stay anchored where they were: at the lock's roots, else at the roots being
+        // narrowed, so that `docs/private` still applies beneath a narrowed `docs`.
+        let anchors = if self.locked_roots.is_empty() {
+            self.roots.clone()
+        } else {
+            self.locked_roots.clone()
+        };
+        let mut narrowed: Vec<PathBuf> = Vec::new();
+        for entry in value.as_bytes().split(|b| *b == b':') {
+            if entry.is_empty() {
+                continue;
+            }
+            let given = Path::new(OsStr::from_bytes(entry));
+            if !given.is_absolute() {
+                return Err(err(format!("{}: not an absolute path", given.display())));
+            }
+            let dir = canonical_dir(given, None).map_err(err)?;
+            if !self.roots.iter().any(|r| dir.starts_with(r)) {
+                return Err(err(format!(
+                    "{} is not within the allowed directories",
+                    given.display()
+                )));
+            }
+            let ancestors = dir.parent().map(Path::components).into_iter().flatten();
+            let beneath_excluded_name = ancestors.into_iter().any(|c| {
+                matches!(c, std::path::Component::Normal(n) if self.exclude_matcher.matches_name(n))
+            });
+            let excluded = anchors.iter().any(|a| {
+                dir.strip_prefix(a)
+                    .is_ok_and(|rel| self.exclude_matcher.matches_any_prefix(rel))
+            });
+            if beneath_excluded_name || excluded {
+                return Err(err(format!("{} is excluded", given.display())));
+            }
+            if !narrowed.contains(&dir) {
+                narrowed.push(dir);
+            }
+        }
+        let source = format!("env {NARROW_ROOTS_VAR}");
+        self.roots = narrowed;
+        self.locked_roots = anchors;
+        self.sources.insert("allowed_directories", source.clone());
+        if !self.roots.iter().any(|r| self.workdir.starts_with(r))
+            && let Some(first) = self.roots.first()
+        {
+            self.workdir = first.clone();
+            self.sources.insert("working_directory", source);
+        }
+        Ok(())
     }
 
     /// The policy as the JSON document `readbox policy` prints: each setting's value and source.
@@ -1160,6 +1236,75 @@ mod tests {
         let cfg = f.file("l.toml", "lock = true\nhardlinks = \"allow\"\n");
         let p = Policy::load_from(&f.inputs(&[("READBOX_CONFIG", cfg.to_str().unwrap())])).unwrap();
         assert!(!p.deny_hardlinks);
+    }
+
+    #[test]
+    fn narrowing_roots_only_narrows_and_moves_the_working_directory() {
+        let f = Fixture::new();
+        let sub = f.p("root/sub").display().to_string();
+        let p = Policy::load_from(&f.inputs(&[(NARROW_ROOTS_VAR, &sub)])).unwrap();
+        assert_eq!(p.roots, vec![f.p("root/sub")]);
+        assert_eq!(p.workdir, f.p("root/sub"));
+        assert_eq!(p.locked_roots, vec![f.p("root")]);
+        assert_eq!(p.sources["allowed_directories"], "env READBOX_NARROW_ROOTS");
+        // Outside the roots the layers before allowed: refused, never widened.
+        let out = f.p("outside").display().to_string();
+        let e = Policy::load_from(&f.inputs(&[(NARROW_ROOTS_VAR, &out)])).unwrap_err();
+        assert!(
+            e.to_string().starts_with("config: READBOX_NARROW_ROOTS: ")
+                && e.to_string().contains("not within the allowed directories"),
+            "{e}"
+        );
+        let e = Policy::load_from(&f.inputs(&[(NARROW_ROOTS_VAR, "root/sub")])).unwrap_err();
+        assert!(e.to_string().contains("not an absolute path"), "{e}");
+    }
+
+    #[test]
+    fn narrowing_to_nothing_leaves_no_root() {
+        let f = Fixture::new();
+        let p = Policy::load_from(&f.inputs(&[(NARROW_ROOTS_VAR, "")])).unwrap();
+        assert!(p.roots.is_empty());
+        // The working directory stays, beneath no root: every relative path is denied.
+        assert_eq!(p.workdir, f.p("root"));
+        let e = Policy::load_from(&f.inputs(&[("READBOX_ROOTS", "")])).unwrap();
+        assert_eq!(e.roots, vec![f.p("root")], "READBOX_ROOTS empty is unset");
+    }
+
+    #[test]
+    fn narrowing_keeps_the_excludes_anchored() {
+        let f = Fixture::new();
+        std::fs::create_dir_all(f.p("root/docs/private")).unwrap();
+        std::fs::create_dir_all(f.p("root/.ssh")).unwrap();
+        let i = |v: &str, excl: &str| {
+            Policy::load_from(&f.inputs(&[(NARROW_ROOTS_VAR, v), ("READBOX_EXCLUDE", excl)]))
+        };
+        let private = f.p("root/docs/private").display().to_string();
+        let e = i(&private, "docs/private").unwrap_err();
+        assert!(e.to_string().contains("is excluded"), "{e}");
+        let ssh = f.p("root/.ssh").display().to_string();
+        assert!(i(&ssh, ".ssh").is_err());
+        let docs = f.p("root/docs").display().to_string();
+        let p = i(&docs, "docs/private").unwrap();
+        assert_eq!(p.roots, vec![f.p("root/docs")]);
+        assert_eq!(p.locked_roots, vec![f.p("root")]);
+    }
+
+    #[test]
+    fn narrowing_under_a_lock_stays_within_the_locked_roots() {
+        let f = Fixture::new();
+        let cfg = f.file(
+            "l.toml",
+            &format!(
+                "lock = true\nallowed_directories = [{:?}]\n",
+                f.p("root/sub")
+            ),
+        );
+        let root = f.p("root").display().to_string();
+        let e = Policy::load_from(&f.inputs(&[
+            ("READBOX_CONFIG", cfg.to_str().unwrap()),
+            (NARROW_ROOTS_VAR, &root),
+        ]));
+        assert!(matches!(e, Err(Error::Config(m)) if m.contains("not within")));
     }
 
     #[test]

@@ -1,15 +1,19 @@
-//! Reading file content within the read budget (SPEC §5, §9).
+//! Reading file content within the read budget (docs/contract.md#limits).
 //!
-//! [`Lines`] reads a file forward in large blocks and hands out batches of whole lines, so that a
-//! tool can charge exactly the lines it looked at and drop the line that would cross the budget.
-//! A line longer than the caller's hold limit comes out in pieces, so memory stays bounded by the
-//! limits, never by the file.
+//! [`Lines`] reads forward in large blocks and hands out batches of whole lines, so that a tool can
+//! charge exactly the lines it looked at and leave out the line that would cross the budget. A
+//! line longer than a block comes out in pieces, so memory stays bounded by the block size, never
+//! by the file or the limits: whether such a line fits the budget is learnt by looking ahead with
+//! positioned reads ([`Lines::line_ends_before`]), not by holding it.
 
 use std::fs::File;
 use std::io::Read;
+use std::os::unix::fs::FileExt;
 
+use crate::envelope::Output;
 use crate::error::{Error, Result};
 use crate::limits::Budget;
+use crate::redact::{Redactor, Shown, Tally};
 
 /// Bytes asked of the kernel per read.
 pub const BLOCK: usize = 64 * 1024;
@@ -17,21 +21,23 @@ pub const BLOCK: usize = 64 * 1024;
 /// A batch handed out by [`Lines::next_batch`].
 #[derive(Debug, PartialEq, Eq)]
 pub enum Batch<'a> {
-    /// Whole lines, each ending in `\n`, except the file's last line when it has none.
+    /// Whole lines, each ending in `\n`, except the input's last line when it has none.
     Lines(&'a [u8]),
     /// A piece of a line longer than the hold limit; the rest follows in later batches.
     Piece(&'a [u8]),
 }
 
-/// Forward reader of whole lines.
+/// Forward reader of whole lines, from a regular file or from standard input.
 pub struct Lines {
     file: File,
+    /// The file's size when it is a regular file (positioned reads are possible then).
+    size: Option<u64>,
     buf: Vec<u8>,
     start: usize,
     end: usize,
     /// `buf[start..scanned]` holds no `\n`: a long line is searched once, not at every read.
     scanned: usize,
-    /// Bytes handed out so far.
+    /// Bytes handed out so far (the input's offset of `buf[start]`).
     consumed: u64,
     eof: bool,
     shown: String,
@@ -53,10 +59,12 @@ impl Drop for Lines {
 }
 
 impl Lines {
-    /// A reader of `file`; `shown` is the caller's path, for errors.
-    pub fn new(file: File, shown: &str) -> Lines {
+    /// A reader of the regular file `file` of `size` bytes (or of a pipe when `size` is `None`);
+    /// `shown` is the caller's path, for errors.
+    pub fn new(file: File, size: Option<u64>, shown: &str) -> Lines {
         Lines {
             file,
+            size,
             buf: SPARE.take(),
             start: 0,
             end: 0,
@@ -67,7 +75,21 @@ impl Lines {
         }
     }
 
-    /// The next batch, or `None` at the end of the file. The previous batch is consumed.
+    /// A reader of the regular file `file` of `size` bytes from `offset` on, as a reader that had
+    /// handed out `offset` bytes would go on.
+    ///
+    /// # Errors
+    /// `io:` when the file cannot be positioned.
+    pub fn resume(mut file: File, size: u64, offset: u64, shown: &str) -> Result<Lines> {
+        use std::io::{Seek, SeekFrom};
+        file.seek(SeekFrom::Start(offset))
+            .map_err(|e| Error::io(shown, &e))?;
+        let mut lines = Lines::new(file, Some(size), shown);
+        lines.consumed = offset;
+        Ok(lines)
+    }
+
+    /// The next batch, or `None` at the end of the input. The previous batch is consumed.
     /// `hold` bounds how long a line may grow before it comes out in pieces (at least 1).
     ///
     /// # Errors
@@ -103,12 +125,37 @@ impl Lines {
         &self.buf[start..end]
     }
 
-    /// Bytes handed out so far.
+    /// Gives back the last `n` bytes of the batch just handed out: the next batch starts with
+    /// them.
+    pub fn unread(&mut self, n: usize) {
+        let n = n.min(self.start);
+        self.start -= n;
+        self.scanned = self.start;
+        self.consumed -= n as u64;
+    }
+
+    /// Bytes handed out so far: the offset, in the input, of the next batch.
     pub fn consumed(&self) -> u64 {
         self.consumed
     }
 
-    /// The first `n` bytes of the file (fewer when it is shorter), read ahead without consuming
+    /// The input itself, for a reader that [`Lines::resume`]s later where this one stopped (a
+    /// second handle: this reader may have read ahead, so the resumer positions it).
+    ///
+    /// # Errors
+    /// `io:` when the handle cannot be duplicated.
+    pub fn into_file(self) -> Result<File> {
+        self.file
+            .try_clone()
+            .map_err(|e| Error::io(&self.shown, &e))
+    }
+
+    /// The input's size, when it is a regular file.
+    pub fn size(&self) -> Option<u64> {
+        self.size
+    }
+
+    /// The first `n` bytes of the input (fewer when it is shorter), read ahead without consuming
     /// anything: they come out again in the batches. Call it before the first batch.
     ///
     /// # Errors
@@ -119,6 +166,23 @@ impl Lines {
         }
         let end = self.end.min(self.start + n);
         Ok(&self.buf[self.start..end])
+    }
+
+    /// A second handle on the input for positioned reads that do not disturb this reader: looking
+    /// ahead and counting lines again ([`Ahead`]).
+    ///
+    /// # Errors
+    /// `io:` when the handle cannot be duplicated.
+    pub fn ahead(&self) -> Result<Ahead> {
+        let file = self
+            .file
+            .try_clone()
+            .map_err(|e| Error::io(&self.shown, &e))?;
+        Ok(Ahead {
+            file,
+            size: self.size,
+            shown: self.shown.clone(),
+        })
     }
 
     /// Reads one more block after the pending bytes, compacting and growing the buffer as needed
@@ -142,8 +206,9 @@ impl Lines {
                 Err(e) => return Err(Error::io(&self.shown, &e)),
             }
         };
-        // A regular file reads short only at its end: no need to ask again.
-        if n < want {
+        // A regular file reads short only at its end; a pipe reads short whenever its writer
+        // paused, and ends only with a read of 0.
+        if n == 0 || (self.size.is_some() && n < want) {
             self.eof = true;
         }
         self.end += n;
@@ -151,21 +216,188 @@ impl Lines {
     }
 }
 
-/// How long a line may grow before it is handed out in pieces, for a tool that prints what it
-/// reads (cat, head): `room` bytes left in the output, `left` in the read budget, `remaining`
-/// bytes of the file. When the rest of the file fits the budget, no line can cross it, so a long
-/// line can go out piece by piece; otherwise it is held until it is known to fit (or to be cut by
-/// the output cap, or to cross the budget), and memory stays bounded by those limits.
-pub fn hold(room: usize, left: u64, remaining: u64) -> usize {
-    let room = room.saturating_add(1);
-    if remaining <= left {
-        room.min(BLOCK)
-    } else {
-        room.min(
-            usize::try_from(left)
-                .unwrap_or(usize::MAX)
-                .saturating_add(1),
-        )
+/// Positioned reads of a regular file beside a [`Lines`] reader of it.
+pub struct Ahead {
+    file: File,
+    size: Option<u64>,
+    shown: String,
+}
+
+impl Ahead {
+    /// Whether the line that starts or continues at input offset `from` (its bytes before `from`
+    /// hold no `\n`) ends, with its `\n` or the end of the input, at an offset of at most `limit`.
+    /// Looks ahead in blocks without holding the line: this is how a line longer than a block is
+    /// known to fit the read budget before any of it is shown. `None` for an input that cannot be
+    /// read at offsets (a pipe).
+    ///
+    /// # Errors
+    /// `io:` when a read fails.
+    pub fn line_ends_before(&self, from: u64, limit: u64) -> Result<Option<bool>> {
+        let Some(size) = self.size else {
+            return Ok(None);
+        };
+        if size <= limit {
+            return Ok(Some(true));
+        }
+        let mut block = vec![0u8; BLOCK];
+        let mut at = from;
+        while at < limit {
+            let want = BLOCK.min(usize::try_from(limit - at).unwrap_or(BLOCK));
+            let n = read_at(&self.file, &mut block[..want], at, &self.shown)?;
+            if n == 0 {
+                return Ok(Some(true));
+            }
+            if memchr::memchr(b'\n', &block[..n]).is_some() {
+                return Ok(Some(true));
+            }
+            at += n as u64;
+        }
+        Ok(Some(false))
+    }
+
+    /// Whether the input can be read again at offsets (a regular file; not a pipe).
+    pub fn can_read_again(&self) -> bool {
+        self.size.is_some()
+    }
+
+    /// Reads at offset `at` into `buf`; 0 at the end of the input or for an input that cannot be
+    /// read at offsets.
+    ///
+    /// # Errors
+    /// `io:` when the read fails.
+    pub fn read(&self, buf: &mut [u8], at: u64) -> Result<usize> {
+        if self.size.is_none() {
+            return Ok(0);
+        }
+        read_at(&self.file, buf, at, &self.shown)
+    }
+
+    /// Counts the `\n` bytes of the input between offsets `from` and `to`, reading them again: a
+    /// tool that showed blocks without counting learns its line number only when it needs it.
+    /// `None` for an input that cannot be read again (a pipe).
+    ///
+    /// # Errors
+    /// `io:` when a read fails.
+    pub fn count_lines(&self, from: u64, to: u64) -> Result<Option<u64>> {
+        if self.size.is_none() {
+            return Ok(None);
+        }
+        let mut block = vec![0u8; BLOCK];
+        let (mut at, mut count) = (from, 0u64);
+        while at < to {
+            let want = BLOCK.min(usize::try_from(to - at).unwrap_or(BLOCK));
+            let n = read_at(&self.file, &mut block[..want], at, &self.shown)?;
+            if n == 0 {
+                break;
+            }
+            count += memchr::memchr_iter(b'\n', &block[..n]).count() as u64;
+            at += n as u64;
+        }
+        Ok(Some(count))
+    }
+}
+
+/// File content as the tools show it: through the secret detector when redaction is on
+/// (docs/contract.md#redaction), before any tool logic sees it. One filter per input: it carries
+/// the state of an open private-key block from line to line.
+#[derive(Clone)]
+pub struct Filter {
+    red: Option<Redactor>,
+    /// Inside a line longer than a block, which comes in pieces.
+    long: bool,
+}
+
+impl Filter {
+    /// A filter that redacts when `redact` is set, else shows content as it is.
+    pub fn new(redact: bool) -> Filter {
+        Filter {
+            red: redact.then(Redactor::new),
+            long: false,
+        }
+    }
+
+    /// Whether the whole lines `lines` come out unchanged (checked at memory speed).
+    pub fn passes(&self, lines: &[u8]) -> bool {
+        self.red.as_ref().is_none_or(|r| r.passes(lines))
+    }
+
+    /// What to show for one whole line.
+    pub fn line(&mut self, line: &[u8]) -> Shown {
+        match &mut self.red {
+            Some(r) => r.line(line),
+            None => Shown::Same,
+        }
+    }
+
+    /// Reads past whole lines without showing them: only the block state moves on.
+    pub fn skip(&mut self, lines: &[u8]) {
+        if let Some(r) = &mut self.red
+            && !r.passes(lines)
+        {
+            let before = r.tally().clone();
+            for line in lines.split_inclusive(|&c| c == b'\n') {
+                let _ = r.line(line);
+            }
+            r.set_tally(before);
+        }
+    }
+
+    /// Whether a long line is being read in pieces.
+    pub fn in_long_line(&self) -> bool {
+        self.long
+    }
+
+    /// A line longer than a block begins.
+    pub fn start_long_line(&mut self) {
+        self.long = true;
+    }
+
+    /// What to show for a piece of a long line.
+    pub fn long_piece<'a>(&mut self, piece: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+        std::borrow::Cow::Borrowed(piece)
+    }
+
+    /// What to show for the end of a long line (through its `\n`).
+    pub fn end_long_line<'a>(&mut self, tail: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+        self.long = false;
+        std::borrow::Cow::Borrowed(tail)
+    }
+
+    /// Reads past a piece of a long line without showing it.
+    pub fn skip_long_piece(&mut self, piece: &[u8]) {
+        let _ = piece;
+    }
+
+    /// Reads past the end of a long line without showing it.
+    pub fn skip_end_long_line(&mut self, tail: &[u8]) {
+        let _ = tail;
+        self.long = false;
+    }
+
+    /// What was redacted so far.
+    pub fn tally(&self) -> Option<&Tally> {
+        self.red.as_ref().map(Redactor::tally)
+    }
+
+    /// Adds this input's redactions to the call's (for the note and the audit log).
+    pub fn report(&self, out: &Output) {
+        if let Some(t) = self.tally() {
+            out.add_redactions(t);
+        }
+    }
+}
+
+/// A positioned read that retries when interrupted.
+///
+/// # Errors
+/// `io:` naming `shown` when the read fails.
+pub fn read_at(file: &File, buf: &mut [u8], at: u64, shown: &str) -> Result<usize> {
+    loop {
+        match file.read_at(buf, at) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io(shown, &e)),
+        }
     }
 }
 
@@ -185,10 +417,10 @@ pub fn charge_lines<'a>(budget: &Budget, lines: &'a [u8]) -> (&'a [u8], Option<E
     (&lines[..fit], Some(budget.read_exhausted()))
 }
 
-/// Reads the whole file, charging every byte, and hands it out in blocks (wc, diff).
+/// Reads the whole input, charging every byte, and hands it out in blocks (wc, diff).
 ///
 /// # Errors
-/// `limit:` when the file passes the read budget (nothing of the crossing block is handed out),
+/// `limit:` when the input passes the read budget (nothing of the crossing block is handed out),
 /// `io:` when a read fails, or what `f` returns.
 pub fn for_each_block(
     mut file: File,
@@ -214,15 +446,20 @@ mod tests {
     use super::*;
     use std::io::{Seek, Write};
 
-    fn file_with(data: &[u8]) -> File {
+    fn file_with(data: &[u8]) -> (File, Option<u64>) {
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(data).unwrap();
         f.rewind().unwrap();
-        f
+        (f, Some(data.len() as u64))
+    }
+
+    fn reader(data: &[u8]) -> Lines {
+        let (f, size) = file_with(data);
+        Lines::new(f, size, "f")
     }
 
     fn batches(data: &[u8], hold: usize) -> Vec<(bool, Vec<u8>)> {
-        let mut r = Lines::new(file_with(data), "f");
+        let mut r = reader(data);
         let mut out = Vec::new();
         while let Some(b) = r.next_batch(hold).unwrap() {
             match b {
@@ -252,7 +489,7 @@ mod tests {
         // 8 MiB without a newline, handed out in one piece: quadratic rescanning would take
         // minutes here.
         let data = vec![b'x'; 8 << 20];
-        let mut r = Lines::new(file_with(&data), "f");
+        let mut r = reader(&data);
         match r.next_batch(usize::MAX).unwrap() {
             Some(Batch::Lines(l)) => assert_eq!(l.len(), data.len()),
             other => panic!("{:?}", other.map(|_| ())),
@@ -261,15 +498,46 @@ mod tests {
     }
 
     #[test]
-    fn hold_follows_the_limits() {
-        assert_eq!(hold(100, 1000, 500), 101);
-        assert_eq!(hold(usize::MAX, u64::MAX, 1 << 40), BLOCK);
-        assert_eq!(hold(usize::MAX, 50, 1 << 40), 51);
+    fn unread_gives_back_the_end_of_a_batch() {
+        let mut r = reader(b"a\nb\nc\n");
+        assert_eq!(
+            r.next_batch(BLOCK).unwrap(),
+            Some(Batch::Lines(&b"a\nb\nc\n"[..]))
+        );
+        r.unread(4);
+        assert_eq!(r.consumed(), 2);
+        assert_eq!(
+            r.next_batch(BLOCK).unwrap(),
+            Some(Batch::Lines(&b"b\nc\n"[..]))
+        );
+    }
+
+    #[test]
+    fn look_ahead_finds_where_a_long_line_ends() {
+        let mut data = vec![b'x'; 3 * BLOCK];
+        data.push(b'\n');
+        data.extend_from_slice(b"next\n");
+        let mut r = reader(&data);
+        assert!(matches!(
+            r.next_batch(BLOCK).unwrap(),
+            Some(Batch::Piece(_))
+        ));
+        let ahead = r.ahead().unwrap();
+        let end = 3 * BLOCK as u64 + 1;
+        assert_eq!(
+            ahead.line_ends_before(BLOCK as u64, end).unwrap(),
+            Some(true)
+        );
+        assert_eq!(
+            ahead.line_ends_before(BLOCK as u64, end - 1).unwrap(),
+            Some(false)
+        );
+        assert_eq!(ahead.count_lines(0, data.len() as u64).unwrap(), Some(2));
     }
 
     #[test]
     fn head_reads_ahead_without_consuming() {
-        let mut r = Lines::new(file_with(b"ab\0c\nd\n"), "f");
+        let mut r = reader(b"ab\0c\nd\n");
         assert_eq!(r.head(3).unwrap(), b"ab\0");
         assert_eq!(
             r.next_batch(1 << 20).unwrap(),

@@ -553,10 +553,7 @@ impl Gate {
                         Ok(opened) => opened,
                         Err(e) => {
                             let err = match e {
-                                Errno::XDEV => Error::Denied(format!(
-                                    "{shown_arg}: crosses the mount point {} (cross_mounts is off)",
-                                    prefix_shown(arg, origin)
-                                )),
+                                Errno::XDEV => crosses_mount(arg, origin, shown_arg),
                                 Errno::NOENT | Errno::NAMETOOLONG => {
                                     Error::NotFound(shown_arg.into())
                                 }
@@ -840,6 +837,110 @@ impl Gate {
     }
 }
 
+/// Standard input as a tool may read it (docs/contract.md#standard-input).
+#[derive(Debug)]
+pub enum Stdin {
+    /// A pipe or a socket, read as it is.
+    Stream(File),
+    /// A regular file beneath a root and not excluded, re-opened through the gate (the same
+    /// object as standard input), to be read from `offset`, where standard input stands.
+    File {
+        /// The checked object.
+        node: Box<Node>,
+        /// A handle opened through the gate.
+        file: File,
+        /// The offset standard input had reached.
+        offset: u64,
+    },
+}
+
+impl Gate {
+    /// Standard input, for a PATH of `-` (docs/contract.md#standard-input): a pipe or a socket is
+    /// read as it is; a regular file must be an object beneath a root that is not excluded,
+    /// found by its identity (the name the kernel knows it by, resolved through this gate to the
+    /// same device and inode); anything else is refused before a byte is read.
+    ///
+    /// # Errors
+    /// `usage:` for a terminal (nothing waits for typing), `denied: -` for a regular file that
+    /// is outside the roots, excluded, or cannot be found again, `not a file: -` for a device or
+    /// a directory, `io:` when standard input cannot be examined.
+    pub fn stdin(&self, tool: &str) -> Result<Stdin> {
+        let fd = rustix::stdio::stdin();
+        let st = rustix::fs::fstat(fd).map_err(|e| Error::io("-", &errno_io(e)))?;
+        match Kind::of(&st) {
+            Kind::CharDevice if rustix::termios::isatty(fd) => Err(Error::Usage(format!(
+                "standard input is a terminal: {tool} - reads text piped into it; give a PATH \
+                 otherwise"
+            ))),
+            Kind::Fifo | Kind::Socket => {
+                let own = rustix::io::fcntl_dupfd_cloexec(fd, 3)
+                    .map_err(|e| Error::io("-", &errno_io(e)))?;
+                Ok(Stdin::Stream(File::from(own)))
+            }
+            Kind::File => {
+                let denied = || Error::Denied("-".into());
+                // The name the kernel knows the file by; only a name that resolves beneath a root,
+                // unexcluded, to this very object lets it be read.
+                let name =
+                    rustix::fs::readlink(c"/proc/self/fd/0", Vec::new()).map_err(|_| denied())?;
+                let node = self.resolve(name.as_bytes()).map_err(|_| denied())?;
+                if node.stat.st_dev != st.st_dev || node.stat.st_ino != st.st_ino {
+                    return Err(denied());
+                }
+                let file = self.open_read(&node, "-").map_err(|e| match e {
+                    Error::Io(_) => e,
+                    _ => denied(),
+                })?;
+                let offset = rustix::fs::seek(fd, rustix::fs::SeekFrom::Current(0)).unwrap_or(0);
+                Ok(Stdin::File {
+                    node: Box::new(node),
+                    file,
+                    offset,
+                })
+            }
+            _ => Err(Error::NotAFile("-".into())),
+        }
+    }
+
+    /// Whether standard input holds something a tool could read instead of a tree: a pipe, a
+    /// socket or a regular file (grep with PATH left out refuses then, so that `ls | grep x`
+    /// never searches the tree silently).
+    pub fn stdin_has_input(&self) -> bool {
+        rustix::fs::fstat(rustix::stdio::stdin())
+            .is_ok_and(|st| matches!(Kind::of(&st), Kind::Fifo | Kind::Socket | Kind::File))
+    }
+}
+
+/// The denial of a path that crosses a mount point with `cross_mounts` off: it names the mount
+/// point as the caller would reach it, the caller's argument up to `origin` (see [`Part`]),
+/// its slashes folded (docs/contract.md#confinement). A mount point met before the argument's
+/// own words (on the way to the working directory) is not named.
+fn crosses_mount(arg: &[u8], origin: usize, shown_arg: &str) -> Error {
+    let words = &arg[..origin.min(arg.len())];
+    let mut prefix: Vec<u8> = if words.starts_with(b"/") {
+        b"/".to_vec()
+    } else {
+        Vec::new()
+    };
+    for (i, part) in words
+        .split(|&b| b == b'/')
+        .filter(|p| !p.is_empty())
+        .enumerate()
+    {
+        if i > 0 {
+            prefix.push(b'/');
+        }
+        prefix.extend_from_slice(part);
+    }
+    if prefix.is_empty() || prefix == b"/" {
+        return Error::Denied(shown_arg.into());
+    }
+    Error::Denied(format!(
+        "{shown_arg}: crosses the mount point {} (cross_mounts is off)",
+        shown(&prefix)
+    ))
+}
+
 /// Whether this kernel has openat2: unknown, yes, no (it answers ENOSYS, or a seccomp filter
 /// answers EPERM).
 static OPENAT2: AtomicU8 = AtomicU8::new(0);
@@ -979,19 +1080,6 @@ fn push_argument(queue: &mut Vec<Part>, arg: &[u8]) {
     }
     for (from, to) in parts.into_iter().rev() {
         queue.push((OsStr::from_bytes(&arg[from..to]).to_os_string(), to));
-    }
-}
-
-/// The caller's argument up to `origin`, as an error shows it (`.` for the working directory).
-fn prefix_shown(arg: &[u8], origin: usize) -> String {
-    let mut p = &arg[..origin.min(arg.len())];
-    while p.len() > 1 && p.ends_with(b"/") {
-        p = &p[..p.len() - 1];
-    }
-    if p.is_empty() {
-        ".".to_string()
-    } else {
-        shown(p)
     }
 }
 
@@ -1135,8 +1223,12 @@ mod tests {
             order,
             [(OsString::from("mnt"), 3), (OsString::from("x"), 6)]
         );
-        assert_eq!(prefix_shown(b"mnt//x/", 3), "mnt");
-        assert_eq!(prefix_shown(b"/r/mnt/x", 6), "/r/mnt");
-        assert_eq!(prefix_shown(b"x", 0), ".");
+        let named = |arg: &[u8], origin| crosses_mount(arg, origin, "P").to_string();
+        assert_eq!(
+            named(b"a//mnt/x", 6),
+            "denied: P: crosses the mount point a/mnt (cross_mounts is off)"
+        );
+        assert!(named(b"/r/mnt/x", 6).contains("mount point /r/mnt "));
+        assert_eq!(named(b"x", 0), "denied: P");
     }
 }

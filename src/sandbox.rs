@@ -52,6 +52,26 @@ pub fn restrict<F: AsFd>(roots: &[F]) -> Enforcement {
     }
 }
 
+/// Restricts the calling thread, the threads it starts later and every process they start, to
+/// writing nothing but the files `writable` (opened for writing; only `write` is allowed to
+/// them, not truncation), with no TCP; reading and executing are left alone.
+///
+/// Call it before starting any thread.
+pub fn restrict_writes<F: AsFd>(writable: &[F]) -> Enforcement {
+    let attempt = || -> Result<Enforcement, landlock::RulesetError> {
+        let mut ruleset = Ruleset::default()
+            .set_compatibility(CompatLevel::BestEffort)
+            .handle_access(AccessFs::from_write(PINNED_ABI))?
+            .handle_access(AccessNet::from_all(PINNED_ABI))?
+            .create()?;
+        for fd in writable {
+            ruleset = ruleset.add_rule(PathBeneath::new(fd.as_fd(), AccessFs::WriteFile))?;
+        }
+        Ok(status_of(ruleset.restrict_self()?))
+    };
+    attempt().unwrap_or_else(|e| Enforcement::None(e.to_string()))
+}
+
 fn try_restrict<F: AsFd>(roots: &[F]) -> Result<Enforcement, landlock::RulesetError> {
     let read = AccessFs::ReadFile | AccessFs::ReadDir;
     let mut ruleset = Ruleset::default()
@@ -62,8 +82,12 @@ fn try_restrict<F: AsFd>(roots: &[F]) -> Result<Enforcement, landlock::RulesetEr
     for fd in roots {
         ruleset = ruleset.add_rule(PathBeneath::new(fd.as_fd(), read))?;
     }
-    let status = ruleset.restrict_self()?;
-    Ok(match (status.ruleset, status.landlock) {
+    Ok(status_of(ruleset.restrict_self()?))
+}
+
+/// What the kernel said of a ruleset.
+fn status_of(status: landlock::RestrictionStatus) -> Enforcement {
+    match (status.ruleset, status.landlock) {
         (RulesetStatus::FullyEnforced, _) => Enforcement::Full,
         (RulesetStatus::PartiallyEnforced, _) => Enforcement::Partial,
         (RulesetStatus::NotEnforced, LandlockStatus::NotEnabled) => {
@@ -75,5 +99,5 @@ fn try_restrict<F: AsFd>(roots: &[F]) -> Result<Enforcement, landlock::RulesetEr
         (RulesetStatus::NotEnforced, _) => {
             Enforcement::None("the kernel refused the ruleset".into())
         }
-    })
+    }
 }

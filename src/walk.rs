@@ -160,15 +160,94 @@ struct Level {
     ignore: Option<Gitignore>,
     gitignore: Option<Gitignore>,
     git_exclude: Option<Gitignore>,
+    /// The directory holds `.git` (a folder, or a file that says `gitdir:`): a repository starts
+    /// here, and the git ignore files above it no longer apply.
+    repo: bool,
+}
+
+/// What a walk left out, for the notes of the tool (docs/contract.md#notes). Excluded and outside
+/// entries are never counted.
+#[derive(Debug, Default)]
+pub struct Skipped {
+    /// Entries that ignore files left out.
+    pub ignored: u64,
+    /// Directories that could not be listed (permission refused, vanished).
+    pub unreadable: u64,
+    /// Mount points listed but not entered, as the caller would reach them.
+    pub mount_points: Vec<Vec<u8>>,
+}
+
+impl Skipped {
+    /// Adds the notes of what was skipped: mount points not entered and directories that could not
+    /// be read. The tool adds its own notes (binary files, ignore rules that filtered everything).
+    pub fn note(&self, out: &crate::envelope::Output) {
+        if !self.mount_points.is_empty() {
+            const SHOWN: usize = 8;
+            let names: Vec<String> = self
+                .mount_points
+                .iter()
+                .take(SHOWN)
+                .map(|m| String::from_utf8_lossy(&crate::names::quoted(m)).into_owned())
+                .collect();
+            let more = self.mount_points.len().saturating_sub(SHOWN);
+            let (what, verb) = if self.mount_points.len() == 1 {
+                ("mount point", "is")
+            } else {
+                ("mount points", "are")
+            };
+            out.note(format!(
+                "not entered: the {what} {}{} {verb} listed but not searched (cross_mounts is \
+                 off; READBOX_CROSS_MOUNTS)",
+                names.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        if self.unreadable > 0 {
+            let dirs = if self.unreadable == 1 {
+                "directory"
+            } else {
+                "directories"
+            };
+            out.note(format!(
+                "{} {dirs} could not be read and {} skipped",
+                self.unreadable,
+                if self.unreadable == 1 { "was" } else { "were" }
+            ));
+        }
+    }
+
+    /// The note of a walk whose ignore rules left out entries while nothing was found.
+    pub fn note_ignored_when_empty(&self, out: &crate::envelope::Output, what: &str) {
+        if self.ignored > 0 {
+            let entries = if self.ignored == 1 {
+                "entry"
+            } else {
+                "entries"
+            };
+            out.note(format!(
+                "no {what}; {} {entries} left out by .gitignore, .ignore or .git/info/exclude \
+                 rules were not looked at: READBOX_RESPECT_IGNORE_FILES=false includes them",
+                self.ignored
+            ));
+        }
+    }
 }
 
 /// Walks below `start` (a directory) to `max_depth`, calling `visit` for every entry in order.
 /// `prefix` is the caller's PATH as it should start printed paths (empty for `.`). Each
 /// directory is found again at its place before `visit` sees its entries.
 ///
+/// What the walk left out (ignored entries, unreadable directories, mount points) is counted in
+/// `skipped`.
+///
 /// # Errors
 /// What `list` returns for the start directory, and what `visit` returns; unreadable directories
 /// below the start are skipped; `denied:` for a directory moved away while it was read.
+#[allow(clippy::too_many_arguments)]
 pub fn walk(
     ctx: &Ctx<'_>,
     start: &Node,
@@ -176,18 +255,21 @@ pub fn walk(
     prefix: &[u8],
     max_depth: usize,
     ignores: Ignores,
+    skipped: &mut Skipped,
     visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
 ) -> Result<(), Stop> {
-    walk_checked(
+    let walker = Walker {
         ctx,
-        start,
         shown,
-        prefix,
         max_depth,
         ignores,
-        Check::Now,
+        check: Check::Now,
+        levels: Vec::new(),
+        display: prefix.to_vec(),
+        skipped,
         visit,
-    )
+    };
+    walker.run(start)
 }
 
 /// [`walk`] for a caller that shows nothing of the entries themselves, only what it reads from
@@ -197,6 +279,7 @@ pub fn walk(
 ///
 /// # Errors
 /// As [`walk`], except that a directory moved away is told by the caller's settle.
+#[allow(clippy::too_many_arguments)]
 pub fn walk_for_contents(
     ctx: &Ctx<'_>,
     start: &Node,
@@ -204,56 +287,21 @@ pub fn walk_for_contents(
     prefix: &[u8],
     max_depth: usize,
     ignores: Ignores,
+    skipped: &mut Skipped,
     visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
 ) -> Result<(), Stop> {
-    walk_checked(
-        ctx,
-        start,
-        shown,
-        prefix,
-        max_depth,
-        ignores,
-        Check::Deferred,
-        visit,
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-fn walk_checked(
-    ctx: &Ctx<'_>,
-    start: &Node,
-    shown: &str,
-    prefix: &[u8],
-    max_depth: usize,
-    ignores: Ignores,
-    check: Check,
-    visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
-) -> Result<(), Stop> {
-    if max_depth == 0 {
-        // Nothing to list, but the start must still be a readable directory.
-        let opened = ctx.gate.open_dir(start, shown).map(drop);
-        ctx.gate.confirm(start, shown)?;
-        return Ok(opened?);
-    }
-    let mut levels: Vec<Level> = Vec::new();
-    if ignores == Ignores::Respect {
-        // Read through the ancestors' handles; the start's check below finds them again too.
-        for dir in ctx.gate.ancestors(start) {
-            levels.push(load_level(ctx.gate, &dir, &|_| true));
-        }
-    }
-    let (children, level) = open_level(ctx, start, shown, ignores, check)?;
-    let mut walker = Walker {
+    let walker = Walker {
         ctx,
         shown,
         max_depth,
         ignores,
-        check,
-        levels,
+        check: Check::Deferred,
+        levels: Vec::new(),
         display: prefix.to_vec(),
+        skipped,
         visit,
     };
-    walker.descend(start, children, level, 1)
+    walker.run(start)
 }
 
 /// The state of one walk below its start.
@@ -268,10 +316,29 @@ struct Walker<'w, 'c> {
     levels: Vec<Level>,
     /// The printed path of the entry being visited.
     display: Vec<u8>,
+    skipped: &'w mut Skipped,
     visit: &'w mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
 }
 
 impl Walker<'_, '_> {
+    fn run(mut self, start: &Node) -> Result<(), Stop> {
+        let ctx = self.ctx;
+        if self.max_depth == 0 {
+            // Nothing to list, but the start must still be a readable directory.
+            let opened = ctx.gate.open_dir(start, self.shown).map(drop);
+            ctx.gate.confirm(start, self.shown)?;
+            return Ok(opened?);
+        }
+        if self.ignores == Ignores::Respect {
+            // Read through the ancestors' handles; the start's check below finds them again too.
+            for dir in ctx.gate.ancestors(start) {
+                self.levels.push(load_level(ctx.gate, &dir, &|_| true));
+            }
+        }
+        let (children, level) = open_level(ctx, start, self.shown, self.ignores, self.check)?;
+        self.descend(start, children, level, 1)
+    }
+
     fn descend(
         &mut self,
         dir: &Node,
@@ -285,10 +352,14 @@ impl Walker<'_, '_> {
         let base_len = self.display.len();
         for child in &children {
             let is_dir = child.kind == Kind::Directory;
-            if self.ignores == Ignores::Respect
-                && is_ignored(&self.levels, dir, &child.name, is_dir)
-            {
-                continue;
+            if self.ignores == Ignores::Respect {
+                if is_vcs(&child.name) {
+                    continue;
+                }
+                if is_ignored(&self.levels, dir, &child.name, is_dir) {
+                    self.skipped.ignored += 1;
+                    continue;
+                }
             }
             let display = &mut self.display;
             if !display.is_empty() && !display.ends_with(b"/") {
@@ -302,20 +373,23 @@ impl Walker<'_, '_> {
                 display,
             })?;
             // Descend only into what is a directory now, on the root's filesystem; an unreadable
-            // directory met while walking is skipped (docs/contract.md#tools), one moved away
-            // is not.
+            // directory met while walking is skipped (docs/contract.md#confinement), one moved
+            // away is not.
             if is_dir
                 && depth < self.max_depth
                 && let Some(sub) = ctx.gate.child(dir, &child.name)
                 && sub.kind() == Kind::Directory
-                && !sub.is_mount_point()
             {
-                match open_level(ctx, &sub, self.shown, self.ignores, self.check) {
-                    Ok((grandchildren, level)) => {
-                        self.descend(&sub, grandchildren, level, depth + 1)?;
+                if sub.is_mount_point() {
+                    self.skipped.mount_points.push(self.display.clone());
+                } else {
+                    match open_level(ctx, &sub, self.shown, self.ignores, self.check) {
+                        Ok((grandchildren, level)) => {
+                            self.descend(&sub, grandchildren, level, depth + 1)?;
+                        }
+                        Err(e @ (Error::Limit(_) | Error::Denied(_))) => return Err(e.into()),
+                        Err(_) => self.skipped.unreadable += 1,
                     }
-                    Err(e @ (Error::Limit(_) | Error::Denied(_))) => return Err(e.into()),
-                    Err(_) => {}
                 }
             }
             self.display.truncate(base_len);
@@ -327,16 +401,16 @@ impl Walker<'_, '_> {
     }
 }
 
-/// Whether the entry `name` of `dir` is ignored: VCS metadata, or matched by the ignore files of
-/// the levels (the last level is `dir`'s own).
+/// Whether `name` is version-control metadata, which recursive walks skip.
+fn is_vcs(name: &OsStr) -> bool {
+    name.to_str().is_some_and(|n| VCS_DIRS.contains(&n))
+}
+
+/// Whether the entry `name` of `dir` is matched by the ignore files of the levels (the last level
+/// is `dir`'s own).
 fn is_ignored(levels: &[Level], dir: &Node, name: &OsStr, is_dir: bool) -> bool {
-    if let Some(name) = name.to_str()
-        && VCS_DIRS.contains(&name)
-    {
-        return true;
-    }
     let path = match_path(&dir.rel().join(name));
-    let decide = |pick: fn(&Level) -> Option<&Gitignore>| -> Option<bool> {
+    let decide = |levels: &[Level], pick: fn(&Level) -> Option<&Gitignore>| -> Option<bool> {
         levels
             .iter()
             .rev()
@@ -346,9 +420,12 @@ fn is_ignored(levels: &[Level], dir: &Node, name: &OsStr, is_dir: bool) -> bool 
                 Match::Whitelist(_) => Some(false),
             })
     };
-    decide(|l| l.ignore.as_ref())
-        .or_else(|| decide(|l| l.gitignore.as_ref()))
-        .or_else(|| decide(|l| l.git_exclude.as_ref()))
+    // git's own files stop at the nearest repository's root; `.ignore` files keep applying
+    // across it, as in ripgrep and fd.
+    let repo = levels.iter().rposition(|l| l.repo).unwrap_or(0);
+    decide(levels, |l| l.ignore.as_ref())
+        .or_else(|| decide(&levels[repo..], |l| l.gitignore.as_ref()))
+        .or_else(|| decide(&levels[repo..], |l| l.git_exclude.as_ref()))
         .unwrap_or(false)
 }
 
@@ -358,11 +435,12 @@ fn match_path(rel: &Path) -> PathBuf {
 }
 
 /// The ignore files of directory `dir`, read through the gate (never outside the roots, never
-/// through a symlink, not charged against the read budget). `present` says which names the
-/// directory may hold, so that absent files cost no lookup.
+/// through a symlink, not charged against the read budget) as git reads them: a UTF-8 byte order
+/// mark at the start is skipped and one `\r` before a line's `\n` is dropped. `present` says
+/// which names the directory may hold, so that absent files cost no lookup.
 fn load_level(gate: &Gate, dir: &Node, present: &dyn Fn(&str) -> bool) -> Level {
     let root = match_path(dir.rel());
-    let read = |names: &[&str]| -> Option<Gitignore> {
+    let contents = |names: &[&str], limit: u64| -> Option<Vec<u8>> {
         if !present(names[0]) {
             return None;
         }
@@ -372,25 +450,47 @@ fn load_level(gate: &Gate, dir: &Node, present: &dyn Fn(&str) -> bool) -> Level 
         }
         let file = gate.open_read(&node, "").ok()?;
         let mut text = Vec::new();
-        file.take(MAX_IGNORE_FILE).read_to_end(&mut text).ok()?;
+        file.take(limit).read_to_end(&mut text).ok()?;
+        Some(text)
+    };
+    let read = |names: &[&str]| -> Option<Gitignore> {
+        let text = contents(names, MAX_IGNORE_FILE)?;
+        let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&text);
         let mut b = GitignoreBuilder::new(&root);
-        // A line that the tree's author nested too deep would crash the glob compiler: it is
-        // left out, as a line that does not parse is (ignore rules only ever hide entries).
-        for line in String::from_utf8_lossy(&text).lines() {
+        // `lines` drops one `\r` before each `\n`, as git does. A line that the tree's author
+        // nested too deep would crash the glob compiler: it is left out, as a line that does not
+        // parse is (ignore rules only ever hide entries).
+        for line in String::from_utf8_lossy(text).lines() {
             if crate::glob::check(line).is_ok() {
                 let _ = b.add_line(None, line);
             }
         }
         b.build().ok().filter(|g| !g.is_empty())
     };
+    // A repository's root holds `.git`: a folder, or a file that points to one (`gitdir: …`, as
+    // worktrees and submodules have).
+    let repo = present(".git")
+        && gate
+            .child(dir, OsStr::new(".git"))
+            .is_some_and(|git| match git.kind() {
+                Kind::Directory => true,
+                Kind::File => contents(&[".git"], 64).is_some_and(|t| t.starts_with(b"gitdir:")),
+                _ => false,
+            });
     Level {
         ignore: read(&[".ignore"]),
         gitignore: read(&[".gitignore"]),
-        git_exclude: read(&[".git", "info", "exclude"]),
+        git_exclude: if repo {
+            read(&[".git", "info", "exclude"])
+        } else {
+            None
+        },
+        repo,
     }
 }
 
-/// The caller's PATH as the start of printed paths (SPEC §7, as ripgrep and fd): `.` prints
+/// The caller's PATH as the start of printed paths (docs/contract.md#tools, as ripgrep and fd):
+/// `.` prints
 /// nothing, trailing slashes are dropped (`./src/` prints `./src/a.rs`, `./` prints `./a.rs`),
 /// `/` stays `/`.
 pub fn display_prefix(path: &[u8]) -> Vec<u8> {

@@ -1,4 +1,6 @@
-//! `cat PATH`: the file's content, unchanged (SPEC §7).
+//! `cat PATH [FROM_LINE=1]`: the file's content from line FROM_LINE to its end, unchanged
+//! (docs/contract.md#tools). With the whole-line cut, `cat PATH K` continues a truncated cat
+//! exactly, and the truncation note gives that call.
 
 use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool};
 use crate::envelope::Stop;
@@ -7,17 +9,29 @@ use crate::envelope::Stop;
 pub const TOOL: Tool = Tool {
     name: "cat",
     summary: "print a file's content",
-    params: &[Param {
-        name: "path",
-        kind: Kind::Path,
-        default: None,
-        help: "the file to print",
-    }],
+    params: &[
+        Param {
+            name: "path",
+            kind: Kind::Path,
+            default: None,
+            help: "the file to print",
+        },
+        Param {
+            name: "from_line",
+            kind: Kind::Int {
+                min: 1,
+                max: u64::MAX,
+            },
+            default: Some("1"),
+            help: "the first line to print (from 1); past the last line prints nothing",
+        },
+    ],
     example: "README.md",
     flags: &[
         Flag {
             names: &["-n", "--number", "-b", "--number-nonblank"],
-            effect: Effect::Never("cat prints content unchanged; grep '' PATH shows line numbers"),
+            // grep with the empty PATTERN prints every line with its number.
+            effect: Effect::Call("grep '' {path}"),
         },
         Flag {
             names: &[
@@ -42,9 +56,10 @@ pub const TOOL: Tool = Tool {
         },
     ],
     on_truncate: Outcome::Success,
+    stdin: true,
     run,
 };
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
-    super::head::print_first_lines(ctx, args.bytes(0), u64::MAX)
+    super::head::print_lines(ctx, "cat", args.bytes(0), args.int(1), u64::MAX)
 }

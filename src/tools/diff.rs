@@ -1,14 +1,18 @@
 //! `diff PATH_A PATH_B [CONTEXT_LINES=3]`: a unified diff that `patch` applies to PATH_A to give
-//! PATH_B, with hunk headers as GNU `diff -u --label PATH_A --label PATH_B` writes them (SPEC §7).
-//! Lines are compared with their terminators. Identical files give empty output and exit 0;
-//! differences exit 1, as POSIX diff.
+//! PATH_B, with hunk headers as GNU `diff -u --label PATH_A --label PATH_B` writes them
+//! (docs/contract.md#tools). Lines are compared with their terminators, as redaction shows them.
+//! Identical files give empty output and exit 0; differences exit 1, as POSIX diff. A binary file
+//! (a NUL in its first 8 KiB) is compared as bytes: `Binary files A and B differ`, as GNU diff.
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
+use super::grep::BINARY_PROBE;
 use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool};
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
-use crate::read::for_each_block;
+use crate::names::quoted;
+use crate::read::{BLOCK, Filter, for_each_block, read_at};
+use crate::redact::Shown;
 
 /// Lines per file that diff compares at most.
 pub const MAX_LINES: usize = 2000;
@@ -66,28 +70,152 @@ pub const TOOL: Tool = Tool {
         },
     ],
     on_truncate: Outcome::Negative,
+    stdin: true,
     run,
 };
 
-/// Reads the whole file named by `arg`, charging every byte.
-fn read_all(ctx: &Ctx<'_>, arg: &[u8]) -> Result<Vec<u8>, Error> {
+/// An opened side of the comparison: a file, read at offsets, or standard input read whole (a
+/// pipe cannot be read twice; diff holds its inputs anyway, within the read budget).
+struct Side {
+    path: String,
+    content: Content,
+}
+
+enum Content {
+    File { file: std::fs::File, size: u64 },
+    Bytes(Vec<u8>),
+}
+
+fn open(ctx: &Ctx<'_>, arg: &[u8]) -> Result<Side, Error> {
     let path = shown(arg);
-    let node = ctx.gate.resolve(arg)?;
-    let file = ctx.gate.open_read(&node, &path)?;
-    let mut data = Vec::new();
-    let mut newlines = 0;
-    for_each_block(file, &path, ctx.budget, |block| {
-        newlines += memchr::memchr_iter(b'\n', block).count();
-        if newlines > MAX_LINES {
-            return Err(too_long(&path));
+    let input = ctx.open_input(arg, "diff")?;
+    let content = match input.size {
+        Some(size) if !input.stdin => Content::File {
+            file: input.file,
+            size,
+        },
+        _ => {
+            let mut data = Vec::new();
+            for_each_block(input.file, &path, ctx.budget, |block| {
+                data.extend_from_slice(block);
+                Ok(())
+            })?;
+            Content::Bytes(data)
         }
-        data.extend_from_slice(block);
-        Ok(())
-    })?;
-    if newlines == MAX_LINES && !data.ends_with(b"\n") && !data.is_empty() {
+    };
+    Ok(Side { path, content })
+}
+
+impl Side {
+    fn size(&self) -> u64 {
+        match &self.content {
+            Content::File { size, .. } => *size,
+            Content::Bytes(data) => data.len() as u64,
+        }
+    }
+
+    /// Reads at offset `at` into `buf`; what was read of a file is charged (standard input was
+    /// charged when it was read).
+    fn read_at(&self, ctx: &Ctx<'_>, buf: &mut [u8], at: u64) -> Result<usize, Error> {
+        match &self.content {
+            Content::File { file, .. } => {
+                let n = read_at(file, buf, at, &self.path)?;
+                ctx.budget.charge_read(n as u64)?;
+                Ok(n)
+            }
+            Content::Bytes(data) => {
+                let from = usize::try_from(at).unwrap_or(usize::MAX).min(data.len());
+                let n = buf.len().min(data.len() - from);
+                buf[..n].copy_from_slice(&data[from..from + n]);
+                Ok(n)
+            }
+        }
+    }
+
+    /// Whether this side is binary: a NUL in its first 8 KiB, as grep decides it (GNU diff looks
+    /// at the start of the file too). The probe is not charged: the comparison reads these bytes
+    /// again and charges them then.
+    fn is_binary(&self) -> Result<bool, Error> {
+        let head = match &self.content {
+            Content::File { file, .. } => {
+                let mut probe = vec![0u8; BINARY_PROBE];
+                let n = read_at(file, &mut probe, 0, &self.path)?;
+                probe.truncate(n);
+                probe
+            }
+            Content::Bytes(data) => data[..data.len().min(BINARY_PROBE)].to_vec(),
+        };
+        Ok(memchr::memchr(0, &head).is_some())
+    }
+}
+
+/// Whether two sides hold the same bytes, read block by block (every byte read is charged;
+/// sides of different sizes differ without a read).
+fn same_bytes(ctx: &Ctx<'_>, a: &Side, b: &Side) -> Result<bool, Error> {
+    if a.size() != b.size() {
+        // Different without reading further; the probes were looked at.
+        let probe = BINARY_PROBE as u64;
+        let probed = |s: &Side| match s.content {
+            Content::File { size, .. } => size.min(probe),
+            Content::Bytes(_) => 0,
+        };
+        ctx.budget.charge_read(probed(a) + probed(b))?;
+        return Ok(false);
+    }
+    let (mut x, mut y) = (vec![0u8; BLOCK], vec![0u8; BLOCK]);
+    let mut at = 0u64;
+    while at < a.size() {
+        let want = BLOCK.min(usize::try_from(a.size() - at).unwrap_or(BLOCK));
+        let n = a.read_at(ctx, &mut x[..want], at)?;
+        let m = b.read_at(ctx, &mut y[..want], at)?;
+        if n != m || x[..n] != y[..m] {
+            return Ok(false);
+        }
+        if n == 0 {
+            break;
+        }
+        at += n as u64;
+    }
+    Ok(true)
+}
+
+/// Reads the whole side, charging every byte, as redaction shows it: the lines that diff
+/// compares and prints (docs/contract.md#redaction).
+fn read_all(ctx: &Ctx<'_>, side: Side, filter: &mut Filter) -> Result<Vec<u8>, Error> {
+    let Side { path, content } = side;
+    let data = match content {
+        Content::File { file, .. } => {
+            let mut data = Vec::new();
+            let mut newlines = 0;
+            for_each_block(file, &path, ctx.budget, |block| {
+                newlines += memchr::memchr_iter(b'\n', block).count();
+                if newlines > MAX_LINES {
+                    return Err(too_long(&path));
+                }
+                data.extend_from_slice(block);
+                Ok(())
+            })?;
+            data
+        }
+        Content::Bytes(data) => data,
+    };
+    let newlines = memchr::memchr_iter(b'\n', &data).count();
+    let unterminated = usize::from(!data.is_empty() && !data.ends_with(b"\n"));
+    if newlines + unterminated > MAX_LINES {
         return Err(too_long(&path));
     }
-    Ok(data)
+    if filter.passes(&data) {
+        return Ok(data);
+    }
+    let mut shown_text = Vec::with_capacity(data.len());
+    for line in data.split_inclusive(|&c| c == b'\n') {
+        match filter.line(line) {
+            Shown::Same => shown_text.extend_from_slice(line),
+            Shown::Replaced(t) => shown_text.extend_from_slice(&t),
+            Shown::Hidden => {}
+        }
+    }
+    Ok(shown_text)
 }
 
 fn too_long(path: &str) -> Error {
@@ -208,13 +336,59 @@ pub fn unified(label_a: &[u8], label_b: &[u8], a: &[u8], b: &[u8], context: usiz
 }
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
-    let a = read_all(ctx, args.bytes(0))?;
-    let b = read_all(ctx, args.bytes(1))?;
-    let text = unified(args.bytes(0), args.bytes(1), &a, &b, args.int(2) as usize);
+    if args.bytes(0) == b"-" && args.bytes(1) == b"-" {
+        return Err(Error::Usage(
+            "diff reads standard input for one side at most: diff - PATH_B, or diff PATH_A -"
+                .into(),
+        )
+        .into());
+    }
+    let a = open(ctx, args.bytes(0))?;
+    let b = open(ctx, args.bytes(1))?;
+    let (label_a, label_b) = (quoted(args.bytes(0)), quoted(args.bytes(1)));
+    // Binary files are compared as bytes, before the line limit applies (as GNU diff).
+    if a.is_binary()? || b.is_binary()? {
+        if same_bytes(ctx, &a, &b)? {
+            return Ok(Outcome::Success);
+        }
+        let mut line = b"Binary files ".to_vec();
+        line.extend_from_slice(&label_a);
+        line.extend_from_slice(b" and ");
+        line.extend_from_slice(&label_b);
+        line.extend_from_slice(b" differ\n");
+        ctx.out.push(&line)?;
+        return Ok(Outcome::Negative);
+    }
+    let (mut filter_a, mut filter_b) = (
+        Filter::new(ctx.policy.redact),
+        Filter::new(ctx.policy.redact),
+    );
+    let text_a = read_all(ctx, a, &mut filter_a)?;
+    let text_b = read_all(ctx, b, &mut filter_b)?;
+    let redacted =
+        filter_a.tally().map_or(0, |t| t.total()) + filter_b.tally().map_or(0, |t| t.total());
+    filter_a.report(ctx.out);
+    filter_b.report(ctx.out);
+    let text = unified(&label_a, &label_b, &text_a, &text_b, args.int(2) as usize);
     if text.is_empty() {
         return Ok(Outcome::Success);
     }
-    ctx.out.push(&text)?;
+    if redacted > 0 {
+        ctx.out.note(
+            "secret values in these files were redacted: the diff no longer applies with patch",
+        );
+    }
+    if let Err(stop) = ctx.out.push(&text) {
+        if stop == Stop::Truncated {
+            ctx.out.note_truncation(format!(
+                "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES): the \
+                 diff is incomplete and does not apply with patch; a smaller CONTEXT_LINES \
+                 shortens it",
+                ctx.out.cap()
+            ));
+        }
+        return Err(stop);
+    }
     Ok(Outcome::Negative)
 }
 

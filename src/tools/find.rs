@@ -1,14 +1,16 @@
 //! `find [PATH=.] [PATTERN=*] [FILE_TYPE=all] [MAX_DEPTH=20]`: entries below PATH whose name
-//! matches the glob PATTERN, of type FILE_TYPE, to MAX_DEPTH (SPEC §7). Directories end with `/`;
-//! symlinks are listed, not followed, when FILE_TYPE is `all`.
+//! matches the glob PATTERN, of type FILE_TYPE, to MAX_DEPTH (docs/contract.md#tools).
+//! Directories end with `/`; symlinks are listed, not followed, when FILE_TYPE is `all`. Paths
+//! are quoted as docs/contract.md#names says.
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::{Args, Ctx, Effect, FileType, Flag, Kind, Outcome, Param, Tool};
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
+use crate::names::quoted;
 use crate::resolve::Kind as K;
-use crate::walk::{Entry, Ignores, display_prefix, walk};
+use crate::walk::{Entry, Ignores, Skipped, display_prefix, walk};
 
 /// The MAX_DEPTH parameter, shared with grep.
 pub const MAX_DEPTH: Param = Param {
@@ -78,6 +80,7 @@ pub const TOOL: Tool = Tool {
         },
     ],
     on_truncate: Outcome::Success,
+    stdin: false,
     run,
 };
 
@@ -120,6 +123,8 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         Ignores::Off
     };
     let prefix = display_prefix(args.bytes(0));
+    let mut line = Vec::new();
+    let mut listed = 0u64;
     let mut visit = |e: &Entry<'_>| -> Result<(), Stop> {
         let kind = e.listed.kind;
         let wanted = match file_type {
@@ -128,12 +133,43 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             FileType::Directory => kind == K::Directory,
         };
         if wanted && glob.is_match(std::path::Path::new(&e.listed.name)) {
-            ctx.out.push(e.display)?;
-            ctx.out
-                .push(if kind == K::Directory { b"/\n" } else { b"\n" })?;
+            line.clear();
+            line.extend_from_slice(&quoted(e.display));
+            if kind == K::Directory {
+                line.push(b'/');
+            }
+            line.push(b'\n');
+            listed += 1;
+            if let Err(stop) = ctx.out.push(&line) {
+                if stop == Stop::Truncated {
+                    ctx.out.note_truncation(format!(
+                        "output truncated at max_output_bytes ({} bytes; \
+                         READBOX_MAX_OUTPUT_BYTES) before {}; a narrower PATH or PATTERN lists \
+                         fewer entries",
+                        ctx.out.cap(),
+                        String::from_utf8_lossy(&line[..line.len() - 1])
+                    ));
+                }
+                return Err(stop);
+            }
         }
         Ok(())
     };
-    walk(ctx, &node, &path, &prefix, max_depth, ignores, &mut visit)?;
+    let mut skipped = Skipped::default();
+    let result = walk(
+        ctx,
+        &node,
+        &path,
+        &prefix,
+        max_depth,
+        ignores,
+        &mut skipped,
+        &mut visit,
+    );
+    skipped.note(ctx.out);
+    if result.is_ok() && listed == 0 {
+        skipped.note_ignored_when_empty(ctx.out, "entry matched");
+    }
+    result?;
     Ok(Outcome::Success)
 }

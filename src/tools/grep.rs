@@ -1,15 +1,27 @@
 //! `grep PATTERN [PATH=.] [RECURSIVE=true] [IGNORE_CASE=false] [FILE_PATTERN=*] [MAX_DEPTH=20]`:
-//! lines that contain PATTERN as literal text, as `path:line_number:line` (SPEC §7).
+//! lines that contain PATTERN as literal text, as `path:line_number:line`
+//! (docs/contract.md#tools).
 //!
 //! The search runs over large batches of whole lines, as ripgrep does: a SIMD substring search
 //! (`memchr::memmem`) finds candidates, and only matching lines are delimited and numbered. With
 //! IGNORE_CASE the literal is searched with Unicode simple case folding (the `regex` crate's
 //! `(?i)`, as `rg -i`). A file is binary when its first 8 KiB hold a NUL byte: skipped in a
 //! directory search, reported as `path: binary file matches` when named as PATH (as ripgrep).
+//! Content is searched as redaction shows it (docs/contract.md#redaction), so a PATTERN can never
+//! probe a secret; line numbers are the file's own.
+//!
+//! A named file is searched on the calling thread, its matches streamed to the output. A directory
+//! search walks in order on the calling thread while workers search files ahead; each file's
+//! matches are printed in walk order. A worker holds at most [`FOUND_MAX`] bytes of one file's
+//! matches (and all workers at most [`HELD_MAX`]); a file with more, or with a line longer than a
+//! block, is handed back at that point and its search goes on, streamed, when its turn comes. So
+//! memory stays bounded whatever the caps, and the answer does not depend on how the work was
+//! split.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::fs::File;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, mpsc};
 
 use memchr::memmem;
@@ -18,11 +30,14 @@ use regex::bytes::{Regex, RegexBuilder};
 use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool, find};
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
-use crate::read::{Batch, Lines};
+use crate::names::quoted;
+use crate::read::{Ahead, BLOCK, Batch, Filter, Lines, charge_lines};
+use crate::redact::{Shown, Tally};
 use crate::resolve::{Kind as K, Node};
-use crate::walk::{Entry, Ignores, display_prefix, walk_for_contents};
+use crate::walk::{Entry, Ignores, Skipped, display_prefix, walk_for_contents};
 
-/// Bytes at the start of a file that decide whether it is binary (SPEC §7, as ripgrep).
+/// Bytes at the start of a file that decide whether it is binary (docs/contract.md#tools, as
+/// ripgrep).
 pub const BINARY_PROBE: usize = 8 * 1024;
 
 /// The registry entry.
@@ -123,6 +138,7 @@ pub const TOOL: Tool = Tool {
         },
     ],
     on_truncate: Outcome::Success,
+    stdin: true,
     run,
 };
 
@@ -198,10 +214,27 @@ enum Report {
     Binary,
 }
 
-/// What the search of one file found, before the read budget and the output cap are applied.
-/// The search reads ahead of those limits (on another thread, possibly); [`emit`] then applies
-/// them in file order, so the answer does not depend on how the work was split.
-#[derive(Debug, Default)]
+/// The most bytes of one file's matches that a worker holds before it hands the file back.
+const FOUND_MAX: usize = 256 * 1024;
+
+/// The most bytes of matches that all workers together hold, waiting to be printed.
+const HELD_MAX: usize = 4 << 20;
+
+/// Where the search of a file stopped when a worker handed it back: the rest is searched, and
+/// streamed, when the file's turn comes.
+struct Rest {
+    file: File,
+    size: u64,
+    /// The offset of the first line not searched, and its number.
+    offset: u64,
+    line_no: u64,
+    filter: Filter,
+}
+
+/// What a worker's search of one file found, before the read budget and the output cap are
+/// applied (in file order, by [`Printer`]), so the answer does not depend on how the work was
+/// split.
+#[derive(Default)]
 struct Found {
     /// The formatted lines.
     out: Vec<u8>,
@@ -209,6 +242,12 @@ struct Found {
     marks: Vec<(u64, usize)>,
     /// The file's bytes looked at in all.
     consumed: u64,
+    /// The search goes on from here, on the printing thread.
+    rest: Option<Rest>,
+    /// The file was skipped as binary.
+    binary: bool,
+    /// The secrets redacted in what was searched.
+    tally: Option<Tally>,
 }
 
 /// The limits as they stood when a file's search began: the search can stop once it is past
@@ -228,6 +267,18 @@ impl Snapshot {
     }
 }
 
+/// What searching one batch of whole lines did.
+struct Scanned {
+    /// The lines of the batch that were searched.
+    lines: u64,
+    /// A match asked to stop.
+    stopped: bool,
+}
+
+/// A matching line: its number, its text (as shown, without its `\n`), and the offset in the batch
+/// just past it.
+type Hit<'h> = dyn FnMut(u64, &[u8], usize) -> Result<bool, Stop> + 'h;
+
 struct Search {
     matcher: Matcher,
     /// Bytes to keep from the end of a piece of a long line, so that a match across pieces is
@@ -236,136 +287,350 @@ struct Search {
 }
 
 impl Search {
-    /// Searches the file behind `lines`; `stop` ends the search early when another part of the
-    /// call has already ended it.
-    fn file(
+    /// Searches `batch` (whole lines, the first numbered `first`) as `filter` shows it, and calls
+    /// `hit` for each matching line; `hit` answers whether to go on.
+    fn scan(
         &self,
-        mut lines: Lines,
+        filter: &mut Filter,
+        batch: &[u8],
+        first: u64,
+        hit: &mut Hit<'_>,
+    ) -> Result<Scanned, Stop> {
+        let unterminated = u64::from(!batch.is_empty() && !batch.ends_with(b"\n"));
+        if !filter.passes(batch) {
+            let (mut line_no, mut used) = (first, 0);
+            for line in batch.split_inclusive(|&c| c == b'\n') {
+                used += line.len();
+                let body = |t: &[u8]| t.strip_suffix(b"\n").unwrap_or(t).to_vec();
+                let text = match filter.line(line) {
+                    Shown::Same => Some(body(line)),
+                    Shown::Replaced(t) => Some(body(&t)),
+                    Shown::Hidden => None,
+                };
+                if let Some(text) = text
+                    && self.matcher.find_at(&text, 0).is_some()
+                    && !hit(line_no, &text, used)?
+                {
+                    return Ok(Scanned {
+                        lines: line_no - first + 1,
+                        stopped: true,
+                    });
+                }
+                line_no += 1;
+            }
+            return Ok(Scanned {
+                lines: line_no - first,
+                stopped: false,
+            });
+        }
+        let (mut pos, mut counted, mut line_no) = (0, 0, first);
+        while pos < batch.len() {
+            let Some(m) = self.matcher.find_at(batch, pos) else {
+                break;
+            };
+            let start = memchr::memrchr(b'\n', &batch[..m]).map_or(0, |i| i + 1);
+            let end = memchr::memchr(b'\n', &batch[m..]).map_or(batch.len(), |i| m + i);
+            line_no += memchr::memchr_iter(b'\n', &batch[counted..start]).count() as u64;
+            counted = start;
+            let next = (end + 1).min(batch.len());
+            if !hit(line_no, &batch[start..end], next)? {
+                return Ok(Scanned {
+                    lines: line_no - first + 1,
+                    stopped: true,
+                });
+            }
+            pos = end + 1;
+        }
+        line_no += memchr::memchr_iter(b'\n', &batch[counted..]).count() as u64;
+        Ok(Scanned {
+            lines: line_no - first + unterminated,
+            stopped: false,
+        })
+    }
+
+    /// Searches `lines` from line `line_no` on, on this thread, streaming the matches to the
+    /// output (a named file, or the rest of a file that a worker handed back). Each batch is
+    /// charged before it is searched. Returns whether a line matched.
+    #[allow(clippy::too_many_arguments)]
+    fn stream(
+        &self,
+        ctx: &Ctx<'_>,
+        lines: &mut Lines,
+        ahead: &Ahead,
+        filter: &mut Filter,
+        mut line_no: u64,
         display: &[u8],
         report: Report,
+    ) -> Result<bool, Stop> {
+        let mut found = false;
+        let mut text = Vec::new();
+        loop {
+            let at = lines.consumed();
+            let Some(batch) = lines.next_batch(BLOCK)? else {
+                break;
+            };
+            match batch {
+                Batch::Lines(b) => {
+                    let (fit, over) = charge_lines(ctx.budget, b);
+                    text.clear();
+                    let scanned = self.scan(filter, fit, line_no, &mut |n, line, _| {
+                        found = true;
+                        record(&mut text, display, n, line, report);
+                        Ok(report == Report::Lines)
+                    })?;
+                    ctx.out.push(&text)?;
+                    line_no += scanned.lines;
+                    if scanned.stopped {
+                        return Ok(found);
+                    }
+                    if let Some(e) = over {
+                        return Err(e.into());
+                    }
+                }
+                Batch::Piece(p) => {
+                    let first = p.to_vec();
+                    // The filter as it stood when the line began, to show the line again; a pipe
+                    // cannot be read again, so its line is kept as far as the output can take it.
+                    let before = filter.clone();
+                    let mut kept = (!ahead.can_read_again()).then(Vec::new);
+                    let matched =
+                        self.long_line(ctx, lines, ahead, filter, at, first, &mut kept)?;
+                    if let Some(end) = matched {
+                        found = true;
+                        if let Some(text) = kept {
+                            let mut head = Vec::new();
+                            record(&mut head, display, line_no, &text, report);
+                            ctx.out.push(&head)?;
+                        } else {
+                            let span = (at, end);
+                            self.print_long_line(
+                                ctx, ahead, &before, span, line_no, display, report,
+                            )?;
+                        }
+                        if report == Report::Binary {
+                            return Ok(true);
+                        }
+                    }
+                    line_no += 1;
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Searches a line longer than a block, which started at offset `at` with the piece `first`,
+    /// reading it to its end. Returns where it ends (after its `\n`) when it matches. The line must
+    /// end within the read budget, or it is not looked at.
+    #[allow(clippy::too_many_arguments)]
+    fn long_line(
+        &self,
+        ctx: &Ctx<'_>,
+        lines: &mut Lines,
+        ahead: &Ahead,
+        filter: &mut Filter,
+        at: u64,
+        first: Vec<u8>,
+        kept: &mut Option<Vec<u8>>,
+    ) -> Result<Option<u64>, Stop> {
+        let budget = ctx.budget;
+        let limit = at.saturating_add(budget.read_left());
+        if ahead.line_ends_before(at, limit)? == Some(false) {
+            return Err(budget.read_exhausted().into());
+        }
+        budget.charge_read(first.len() as u64)?;
+        filter.start_long_line();
+        let room = ctx.out.room().saturating_add(1);
+        let mut keep = |text: &[u8]| {
+            if let Some(k) = kept.as_mut() {
+                let take = text.len().min(room.saturating_sub(k.len()));
+                k.extend_from_slice(&text[..take]);
+            }
+        };
+        let mut window = filter.long_piece(&first).into_owned();
+        keep(&window);
+        let mut matched = self.matcher.find_at(&window, 0).is_some();
+        loop {
+            let searched = window.len().saturating_sub(self.overlap);
+            window.drain(..searched);
+            let Some(batch) = lines.next_batch(BLOCK)? else {
+                return Ok(matched.then_some(lines.consumed()));
+            };
+            match batch {
+                Batch::Piece(p) => {
+                    budget.charge_read(p.len() as u64)?;
+                    let shown = filter.long_piece(p);
+                    keep(&shown);
+                    window.extend_from_slice(&shown);
+                    matched = matched || self.matcher.find_at(&window, 0).is_some();
+                }
+                Batch::Lines(b) => {
+                    let end = memchr::memchr(b'\n', b).map_or(b.len(), |i| i + 1);
+                    budget.charge_read(end as u64)?;
+                    let tail = filter.end_long_line(&b[..end]);
+                    let tail = tail.strip_suffix(b"\n").unwrap_or(&tail);
+                    keep(tail);
+                    window.extend_from_slice(tail);
+                    matched = matched || self.matcher.find_at(&window, 0).is_some();
+                    let rest = b.len() - end;
+                    lines.unread(rest);
+                    return Ok(matched.then_some(lines.consumed()));
+                }
+            }
+        }
+    }
+
+    /// Prints the long line `span` (offsets, its `\n` included) that matched: read again, in
+    /// blocks, as the filter showed it when the search began it.
+    #[allow(clippy::too_many_arguments)]
+    fn print_long_line(
+        &self,
+        ctx: &Ctx<'_>,
+        ahead: &Ahead,
+        filter: &Filter,
+        span: (u64, u64),
+        line_no: u64,
+        display: &[u8],
+        report: Report,
+    ) -> Result<(), Stop> {
+        let mut head = Vec::new();
+        if report == Report::Binary {
+            record(&mut head, display, line_no, b"", report);
+            return ctx.out.push(&head);
+        }
+        head.extend_from_slice(display);
+        head.extend_from_slice(format!(":{line_no}:").as_bytes());
+        ctx.out.push(&head)?;
+        let mut again = filter.clone();
+        again.start_long_line();
+        let (mut at, end) = span;
+        let mut block = vec![0u8; BLOCK];
+        while at < end {
+            let want = BLOCK.min(usize::try_from(end - at).unwrap_or(BLOCK));
+            let n = ahead.read(&mut block[..want], at)?;
+            if n == 0 {
+                break;
+            }
+            at += n as u64;
+            let shown = if at < end {
+                again.long_piece(&block[..n]).into_owned()
+            } else {
+                again.end_long_line(&block[..n]).into_owned()
+            };
+            let shown = if at >= end {
+                shown
+                    .strip_suffix(b"\n")
+                    .map(<[u8]>::to_vec)
+                    .unwrap_or(shown)
+            } else {
+                shown
+            };
+            ctx.out.push(&shown)?;
+        }
+        ctx.out.push(b"\n")
+    }
+
+    /// Searches the file behind `lines` on a worker, holding what it finds: at most [`FOUND_MAX`]
+    /// bytes, or less when the workers together hold [`HELD_MAX`]; past that, or at a line longer
+    /// than a block, the file is handed back ([`Found::rest`]).
+    fn collect(
+        &self,
+        mut lines: Lines,
+        mut filter: Filter,
+        display: &[u8],
         limits: Snapshot,
         stop: &AtomicBool,
+        held: &AtomicUsize,
     ) -> Result<Found, Error> {
         let mut f = Found::default();
         let mut line_no: u64 = 1;
-        // A line longer than the hold limit: its first piece (printed if it matches), the tail
-        // of the last piece searched, and whether it matched already.
-        let mut long: Option<(Vec<u8>, Vec<u8>)> = None;
-        let record = |f: &mut Found, line_no: u64, text: &[u8], through: u64| {
-            if report == Report::Binary {
-                f.out.extend_from_slice(display);
-                f.out.extend_from_slice(b": binary file matches\n");
-            } else {
-                f.out.extend_from_slice(display);
-                f.out.push(b':');
-                f.out.extend_from_slice(line_no.to_string().as_bytes());
-                f.out.push(b':');
-                f.out.extend_from_slice(text);
-                f.out.push(b'\n');
-            }
-            f.marks.push((through, f.out.len()));
-        };
-        // Past either limit, the answer is cut before the rest of the file matters.
-        let done = |f: &Found| {
-            f.consumed > limits.read_left
+        loop {
+            let at = lines.consumed();
+            let Some(batch) = lines.next_batch(BLOCK)? else {
+                break;
+            };
+            let b = match batch {
+                Batch::Lines(b) => b,
+                Batch::Piece(p) => {
+                    // A long line is searched, and printed, on the printing thread.
+                    let n = p.len();
+                    lines.unread(n);
+                    f.rest = Some(rest_of(lines, at, line_no, filter)?);
+                    f.consumed = at;
+                    return Ok(f);
+                }
+            };
+            let out = &mut f.out;
+            let marks = &mut f.marks;
+            let scanned = self
+                .scan(&mut filter, b, line_no, &mut |n, line, end| {
+                    record(out, display, n, line, Report::Lines);
+                    marks.push((at + end as u64, out.len()));
+                    Ok(true)
+                })
+                .map_err(|e| match e {
+                    Stop::Error(e) => e,
+                    Stop::Truncated => Error::Io("search stopped".into()),
+                })?;
+            line_no += scanned.lines;
+            f.consumed = at + b.len() as u64;
+            // Past either limit, the answer is cut before the rest of the file matters.
+            if f.consumed > limits.read_left
                 || f.out.len() > limits.room
                 || stop.load(Ordering::Relaxed)
-        };
-        let hold = if report == Report::Binary {
-            1 << 20
-        } else {
-            limits.room.saturating_add(1)
-        };
-        while let Some(batch) = lines.next_batch(hold)? {
-            match batch {
-                Batch::Piece(piece) => {
-                    f.consumed += piece.len() as u64;
-                    let (first, mut tail) = long.take().unwrap_or_default();
-                    let first = if first.is_empty() {
-                        piece.to_vec()
-                    } else {
-                        first
-                    };
-                    tail.extend_from_slice(piece);
-                    if self.matcher.find_at(&tail, 0).is_some() {
-                        // The line is longer than the room left: printing it truncates.
-                        let through = f.consumed;
-                        record(&mut f, line_no, &first, through);
-                        return Ok(f);
-                    }
-                    let keep = tail.len().saturating_sub(self.overlap);
-                    tail.drain(..keep);
-                    long = Some((first, tail));
-                }
-                Batch::Lines(bytes) => {
-                    let base = f.consumed;
-                    let mut rest = bytes;
-                    let mut offset = 0; // of `rest` in `bytes`
-                    if let Some((first, mut tail)) = long.take() {
-                        // The batch's first line ends the long line.
-                        let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
-                        tail.extend_from_slice(&rest[..end]);
-                        if self.matcher.find_at(&tail, 0).is_some() {
-                            record(&mut f, line_no, &first, base + end as u64);
-                            f.consumed = base + end as u64;
-                            return Ok(f);
-                        }
-                        line_no += 1;
-                        rest = &rest[end..];
-                        offset = end;
-                    }
-                    let mut pos = 0;
-                    let mut counted = 0;
-                    while pos < rest.len() {
-                        let Some(m) = self.matcher.find_at(rest, pos) else {
-                            break;
-                        };
-                        let start = memchr::memrchr(b'\n', &rest[..m]).map_or(0, |i| i + 1);
-                        let end = memchr::memchr(b'\n', &rest[m..]).map_or(rest.len(), |i| m + i);
-                        line_no += memchr::memchr_iter(b'\n', &rest[counted..start]).count() as u64;
-                        counted = start;
-                        let through = base + (offset + (end + 1).min(rest.len())) as u64;
-                        record(&mut f, line_no, &rest[start..end], through);
-                        if report == Report::Binary {
-                            f.consumed = through;
-                            return Ok(f);
-                        }
-                        if f.out.len() > limits.room {
-                            f.consumed = through;
-                            return Ok(f);
-                        }
-                        pos = end + 1;
-                    }
-                    line_no += memchr::memchr_iter(b'\n', &rest[counted..]).count() as u64;
-                    f.consumed = base + bytes.len() as u64;
-                }
-            }
-            if done(&f) {
+            {
                 break;
             }
+            if f.out.len() >= FOUND_MAX || held.load(Ordering::Relaxed) + f.out.len() >= HELD_MAX {
+                let offset = f.consumed;
+                f.rest = Some(rest_of(lines, offset, line_no, filter)?);
+                return Ok(f);
+            }
         }
+        f.tally = filter.tally().cloned();
         Ok(f)
     }
 }
 
-/// Applies the read budget and the output cap to one file's result, in file order: the lines
-/// looked at within the budget are printed; the line that crossed it is not (SPEC §5). Returns
-/// whether a line was printed.
-fn emit(ctx: &Ctx<'_>, f: &Found) -> Result<bool, Stop> {
-    let left = ctx.budget.read_left();
-    if f.consumed <= left {
-        ctx.budget.charge_read(f.consumed)?;
-        ctx.out.push(&f.out)?;
-        return Ok(!f.marks.is_empty());
+/// The hand-back of a file whose search stopped at `offset` (line `line_no`).
+fn rest_of(lines: Lines, offset: u64, line_no: u64, filter: Filter) -> Result<Rest, Error> {
+    let size = lines.size().unwrap_or(0);
+    Ok(Rest {
+        file: lines.into_file()?,
+        size,
+        offset,
+        line_no,
+        filter,
+    })
+}
+
+/// Appends one line of grep's output: `path:N:text`, or `path: binary file matches`.
+fn record(out: &mut Vec<u8>, display: &[u8], line_no: u64, text: &[u8], report: Report) {
+    out.extend_from_slice(display);
+    match report {
+        Report::Binary => out.extend_from_slice(b": binary file matches\n"),
+        Report::Lines => {
+            out.push(b':');
+            decimal(out, line_no);
+            out.push(b':');
+            out.extend_from_slice(text);
+            out.push(b'\n');
+        }
     }
-    let cut = f
-        .marks
-        .iter()
-        .take_while(|(through, _)| *through <= left)
-        .last()
-        .map_or(0, |&(_, len)| len);
-    ctx.out.push(&f.out[..cut])?;
-    Err(ctx.budget.read_exhausted().into())
+}
+
+/// Appends `n` in decimal (without the allocation of `to_string`: this runs once per match).
+fn decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
 }
 
 /// Whether a file is binary: a NUL in its first [`BINARY_PROBE`] bytes (as ripgrep). Returns
@@ -386,20 +651,31 @@ struct Job {
 
 /// Searches a walked file; a file that vanished, is no longer a regular file or may not be read
 /// is skipped, as in any walk, and a binary file costs only the bytes that showed it binary.
-fn search_job(ctx: &Ctx<'_>, search: &Search, job: &Job, stop: &AtomicBool) -> Found {
+fn search_job(
+    ctx: &Ctx<'_>,
+    search: &Search,
+    job: &Job,
+    stop: &AtomicBool,
+    held: &AtomicUsize,
+) -> Found {
     let Some(node) = ctx.gate.child(&job.dir, &job.name) else {
         return Found::default();
     };
     let Ok(file) = ctx.gate.open_read(&node, "") else {
         return Found::default();
     };
-    let mut lines = Lines::new(file, &shown(&job.display));
+    let size = u64::try_from(node.stat().st_size).unwrap_or(0);
+    let mut lines = Lines::new(file, Some(size), &shown(&job.display));
     let found = match probe_binary(&mut lines) {
-        Ok((false, _)) => search
-            .file(lines, &job.display, Report::Lines, job.limits, stop)
-            .unwrap_or_default(),
+        Ok((false, _)) => {
+            let filter = Filter::new(ctx.policy.redact);
+            search
+                .collect(lines, filter, &job.display, job.limits, stop, held)
+                .unwrap_or_default()
+        }
         Ok((true, probed)) => Found {
             consumed: probed as u64,
+            binary: true,
             ..Found::default()
         },
         Err(_) => Found::default(),
@@ -416,40 +692,97 @@ const BATCH: usize = 16;
 /// of the one printed next, which bounds memory.
 const MAX_AHEAD: usize = 8 * BATCH;
 
-/// Prints the results of a parallel search in file order.
+/// Prints the results of a search in file order.
 struct Printer<'c, 'a> {
     ctx: &'c Ctx<'a>,
     /// The caller's PATH, as errors show it.
     shown: &'c str,
+    search: &'c Search,
+    held: &'c AtomicUsize,
     next: usize,
-    waiting: BTreeMap<usize, Found>,
+    /// Each result with the number of settles done before it arrived.
+    waiting: BTreeMap<usize, (Vec<u8>, Found, u64)>,
+    /// Settles done so far (see `take`).
+    settles: u64,
     found: bool,
+    binary: usize,
 }
 
 impl Printer<'_, '_> {
-    fn take_all(&mut self, found: Vec<(usize, Found)>) -> Result<(), Stop> {
-        self.waiting.extend(found);
-        self.print_ready()
-    }
-
-    fn take(&mut self, index: usize, f: Found) -> Result<(), Stop> {
-        self.waiting.insert(index, f);
-        self.print_ready()
-    }
-
-    fn print_ready(&mut self) -> Result<(), Stop> {
-        // Lines, or a stop, come only from files whose directory was found again at its place
-        // since they were read. Every result waiting here was complete before this call, so one
-        // settle covers them all.
-        let mut settled = false;
-        while let Some(f) = self.waiting.remove(&self.next) {
+    fn take(&mut self, index: usize, display: Vec<u8>, f: Found) -> Result<(), Stop> {
+        self.waiting.insert(index, (display, f, self.settles));
+        while let Some((display, f, arrived)) = self.waiting.remove(&self.next) {
             self.next += 1;
-            let used = !f.out.is_empty() || f.consumed > self.ctx.budget.read_left();
-            self.ctx.gate.settle_if(used && !settled, self.shown)?;
-            settled |= used;
-            if emit(self.ctx, &f)? {
-                self.found = true;
+            // Lines, or a stop, come only from files whose directory was found again at its
+            // place since they were read: by a settle begun after the result arrived, which
+            // covers every result that had arrived by then.
+            let used =
+                !f.out.is_empty() || f.rest.is_some() || f.consumed > self.ctx.budget.read_left();
+            if used && arrived == self.settles {
+                self.ctx.gate.settle_if(true, self.shown)?;
+                self.settles += 1;
+            } else {
+                self.ctx.gate.settle_if(false, self.shown)?;
             }
+            let held = f.out.len();
+            let printed = self.emit(&display, f);
+            self.held.fetch_sub(held, Ordering::Relaxed);
+            if let Err(Stop::Truncated) = &printed {
+                self.ctx.out.note_truncation(format!(
+                    "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES) in \
+                     the matches of {}; narrow PATH or FILE_PATTERN, or search for a longer \
+                     PATTERN, to see the rest",
+                    self.ctx.out.cap(),
+                    String::from_utf8_lossy(&display)
+                ));
+            }
+            printed?;
+        }
+        Ok(())
+    }
+
+    /// Applies the read budget and the output cap to one file's result, in file order: the
+    /// lines looked at within the budget are printed; the line that crossed it is not
+    /// (docs/contract.md#limits). A handed-back file goes on here, streamed.
+    fn emit(&mut self, display: &[u8], f: Found) -> Result<(), Stop> {
+        let ctx = self.ctx;
+        if f.binary {
+            self.binary += 1;
+        }
+        let left = ctx.budget.read_left();
+        if f.consumed > left {
+            let cut = f
+                .marks
+                .iter()
+                .take_while(|(through, _)| *through <= left)
+                .last()
+                .map_or(0, |&(_, len)| len);
+            self.found |= cut > 0;
+            ctx.out.push(&f.out[..cut])?;
+            return Err(ctx.budget.read_exhausted().into());
+        }
+        ctx.budget.charge_read(f.consumed)?;
+        self.found |= !f.marks.is_empty();
+        ctx.out.push(&f.out)?;
+        if let Some(t) = &f.tally {
+            ctx.out.add_redactions(t);
+        }
+        if let Some(mut rest) = f.rest {
+            let shown_path = shown(display);
+            let mut lines = Lines::resume(rest.file, rest.size, rest.offset, &shown_path)?;
+            let ahead = lines.ahead()?;
+            let result = self.search.stream(
+                ctx,
+                &mut lines,
+                &ahead,
+                &mut rest.filter,
+                rest.line_no,
+                display,
+                Report::Lines,
+            );
+            rest.filter.report(ctx.out);
+            self.found |= result.as_ref().is_ok_and(|&m| m);
+            result?;
         }
         Ok(())
     }
@@ -473,18 +806,27 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             Outcome::Negative
         }
     };
+    if args.given() < 2 && ctx.gate.stdin_has_input() {
+        // `ls | grep x` must not search the tree instead of the piped text.
+        let p = crate::names::shell_word(pattern);
+        return Err(Error::Usage(format!(
+            "grep reads standard input only when PATH is -: grep {p} - searches the piped \
+             text, grep {p} . searches the tree"
+        ))
+        .into());
+    }
+    if args.bytes(1) == b"-" {
+        let input = ctx.open_input(b"-", "grep")?;
+        let lines = input.lines(&path)?;
+        return search_one(ctx, &search, lines, b"(standard input)").map(outcome);
+    }
     let node = ctx.gate.resolve(args.bytes(1))?;
     if node.kind() != K::Directory {
-        let mut lines = Lines::new(ctx.gate.open_read(&node, &path)?, &path);
-        let (binary, _) = probe_binary(&mut lines)?;
-        let report = if binary {
-            Report::Binary
-        } else {
-            Report::Lines
-        };
-        let never = AtomicBool::new(false);
-        let f = search.file(lines, args.bytes(1), report, Snapshot::now(ctx), &never)?;
-        return Ok(outcome(emit(ctx, &f)?));
+        let file = ctx.gate.open_read(&node, &path)?;
+        let size = u64::try_from(node.stat().st_size).unwrap_or(0);
+        let lines = Lines::new(file, Some(size), &path);
+        let display = quoted(args.bytes(1)).into_owned();
+        return search_one(ctx, &search, lines, &display).map(outcome);
     }
     let prefix = display_prefix(args.bytes(1));
     let ignores = if ctx.policy.respect_ignore_files {
@@ -496,46 +838,148 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         .map_or(1, |n| n.get())
         .min(8);
     let stop = AtomicBool::new(false);
+    let held = AtomicUsize::new(0);
     let mut printer = Printer {
         ctx,
         shown: &path,
+        search: &search,
+        held: &held,
         next: 0,
         waiting: BTreeMap::new(),
+        settles: 0,
         found: false,
+        binary: 0,
     };
     let mut count = 0;
     let job_of = |e: &Entry<'_>, index: usize| Job {
         index,
         dir: e.dir.clone(),
         name: e.listed.name.clone(),
-        display: e.display.to_vec(),
+        display: quoted(e.display).into_owned(),
         limits: Snapshot::now(ctx),
     };
     let wanted = |e: &Entry<'_>| {
         e.listed.kind == K::File && file_glob.is_match(std::path::Path::new(&e.listed.name))
     };
-    if workers == 1 {
+    let mut skipped = Skipped::default();
+    let result = if workers == 1 {
         let mut visit = |e: &Entry<'_>| -> Result<(), Stop> {
             if wanted(e) {
                 let job = job_of(e, count);
                 count += 1;
-                printer.take(job.index, search_job(ctx, &search, &job, &stop))?;
+                let found = search_job(ctx, &search, &job, &stop, &held);
+                printer.take(job.index, job.display, found)?;
             }
             Ok(())
         };
-        let walked = walk_for_contents(ctx, &node, &path, &prefix, max_depth, ignores, &mut visit);
-        ctx.gate.settle(&path)?;
-        walked?;
-        return Ok(outcome(printer.found));
+        walk_for_contents(
+            ctx,
+            &node,
+            &path,
+            &prefix,
+            max_depth,
+            ignores,
+            &mut skipped,
+            &mut visit,
+        )
+    } else {
+        parallel(
+            ctx,
+            &search,
+            &mut printer,
+            &stop,
+            &held,
+            workers,
+            |visit| {
+                walk_for_contents(
+                    ctx,
+                    &node,
+                    &path,
+                    &prefix,
+                    max_depth,
+                    ignores,
+                    &mut skipped,
+                    &mut |e| if wanted(e) { visit(e) } else { Ok(()) },
+                )
+            },
+            &job_of,
+            &mut count,
+        )
+    };
+    // The notes and the answer depend on every directory read: all are found again first.
+    ctx.gate.settle(&path)?;
+    note_skipped(ctx, printer.binary);
+    skipped.note(ctx.out);
+    if result.is_ok() && !printer.found {
+        skipped.note_ignored_when_empty(ctx.out, "line matched");
     }
-    // The walk runs here, in order; the files are searched by the workers; results are printed
-    // here, in order. A limit, a truncation or an error stops the workers.
+    result?;
+    Ok(outcome(printer.found))
+}
+
+/// Searches one input named as PATH (a file, or standard input) on this thread, streaming its
+/// matches; a binary input answers `PATH: binary file matches` at its first match.
+fn search_one(
+    ctx: &Ctx<'_>,
+    search: &Search,
+    mut lines: Lines,
+    display: &[u8],
+) -> Result<bool, Stop> {
+    let (binary, _) = probe_binary(&mut lines)?;
+    let report = if binary {
+        Report::Binary
+    } else {
+        Report::Lines
+    };
+    let ahead = lines.ahead()?;
+    let mut filter = Filter::new(ctx.policy.redact);
+    let result = search.stream(ctx, &mut lines, &ahead, &mut filter, 1, display, report);
+    filter.report(ctx.out);
+    if let Err(Stop::Truncated) = &result {
+        ctx.out.note_truncation(format!(
+            "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES) in the \
+             matches of {}; search for a longer PATTERN to see fewer lines",
+            ctx.out.cap(),
+            String::from_utf8_lossy(display)
+        ));
+    }
+    result
+}
+
+/// The note of a directory search that skipped binary files (docs/contract.md#notes).
+fn note_skipped(ctx: &Ctx<'_>, binary: usize) {
+    if binary > 0 {
+        let files = if binary == 1 { "file" } else { "files" };
+        ctx.out.note(format!(
+            "{binary} binary {files} skipped (a NUL byte in the first 8 KiB); name one as PATH to \
+             search it"
+        ));
+    }
+}
+
+/// The parallel search: the walk runs here, in order (`walk` calls `visit` for each wanted file);
+/// the files are searched by the workers; results are printed here, in order. A limit, a
+/// truncation or an error stops the workers.
+#[allow(clippy::too_many_arguments)]
+fn parallel<'a>(
+    ctx: &Ctx<'a>,
+    search: &Search,
+    printer: &mut Printer<'_, 'a>,
+    stop: &AtomicBool,
+    held: &AtomicUsize,
+    workers: usize,
+    walk: impl FnOnce(&mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>) -> Result<(), Stop>,
+    job_of: &dyn Fn(&Entry<'_>, usize) -> Job,
+    count: &mut usize,
+) -> Result<(), Stop> {
     let (job_tx, job_rx) = mpsc::sync_channel::<Vec<Job>>(workers * 2);
     let job_rx = Mutex::new(job_rx);
-    let (done_tx, done_rx) = mpsc::channel::<Vec<(usize, Found)>>();
-    let result = std::thread::scope(|scope| -> Result<(), Stop> {
+    // Each file's result is sent as soon as it is searched, so that a file searched early is
+    // printed early (and kept in the answer if the deadline comes during a later file).
+    let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<u8>, Found)>();
+    std::thread::scope(|scope| -> Result<(), Stop> {
         for _ in 0..workers {
-            let (job_rx, done_tx, search, stop) = (&job_rx, done_tx.clone(), &search, &stop);
+            let (job_rx, done_tx) = (&job_rx, done_tx.clone());
             scope.spawn(move || {
                 loop {
                     let batch = match job_rx.lock() {
@@ -543,19 +987,16 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
                         Err(_) => return,
                     };
                     let Ok(batch) = batch else { return };
-                    let found = batch
-                        .iter()
-                        .map(|job| {
-                            let f = if stop.load(Ordering::Relaxed) {
-                                Found::default()
-                            } else {
-                                search_job(ctx, search, job, stop)
-                            };
-                            (job.index, f)
-                        })
-                        .collect();
-                    if done_tx.send(found).is_err() {
-                        return;
+                    for job in batch {
+                        let f = if stop.load(Ordering::Relaxed) {
+                            Found::default()
+                        } else {
+                            search_job(ctx, search, &job, stop, held)
+                        };
+                        held.fetch_add(f.out.len(), Ordering::Relaxed);
+                        if done_tx.send((job.index, job.display, f)).is_err() {
+                            return;
+                        }
                     }
                 }
             });
@@ -563,11 +1004,8 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         drop(done_tx);
         let mut batch: Vec<Job> = Vec::with_capacity(BATCH);
         let mut visit = |e: &Entry<'_>| -> Result<(), Stop> {
-            if !wanted(e) {
-                return Ok(());
-            }
-            batch.push(job_of(e, count));
-            count += 1;
+            batch.push(job_of(e, *count));
+            *count += 1;
             if batch.len() < BATCH {
                 return Ok(());
             }
@@ -575,16 +1013,16 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
                 return Ok(());
             }
             let mut printed = Ok(());
-            while printed.is_ok() && count - printer.next > MAX_AHEAD {
+            while printed.is_ok() && *count - printer.next > MAX_AHEAD {
                 match done_rx.recv() {
-                    Ok(found) => printed = printer.take_all(found),
+                    Ok((i, d, f)) => printed = printer.take(i, d, f),
                     Err(_) => break,
                 }
             }
             while printed.is_ok()
-                && let Ok(found) = done_rx.try_recv()
+                && let Ok((i, d, f)) = done_rx.try_recv()
             {
-                printed = printer.take_all(found);
+                printed = printer.take(i, d, f);
             }
             if printed.is_err() {
                 // The answer is complete: the files still queued need no search.
@@ -592,7 +1030,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             }
             printed
         };
-        let walked = walk_for_contents(ctx, &node, &path, &prefix, max_depth, ignores, &mut visit);
+        let walked = walk(&mut visit);
         if !batch.is_empty() {
             let _ = job_tx.send(std::mem::take(&mut batch));
         }
@@ -600,19 +1038,19 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         // The files found before the walk stopped are printed first, as a serial search would
         // have; a stop while printing them comes first too.
         let printed = (|| {
-            while printer.next < count {
+            while printer.next < *count {
                 match done_rx.recv() {
-                    Ok(found) => printer.take_all(found)?,
+                    Ok((i, d, f)) => printer.take(i, d, f)?,
                     Err(_) => break,
                 }
             }
             Ok(())
         })();
+        if printed.is_err() {
+            stop.store(true, Ordering::Relaxed);
+        }
         printed.and(walked)
-    });
-    ctx.gate.settle(&path)?;
-    result?;
-    Ok(outcome(printer.found))
+    })
 }
 
 #[cfg(test)]
@@ -641,18 +1079,23 @@ mod tests {
     }
 
     #[test]
-    fn emit_drops_the_line_that_crosses_the_budget() {
-        let f = Found {
-            out: b"a:1:x\na:2:y\n".to_vec(),
-            marks: vec![(2, 6), (4, 12)],
-            consumed: 6,
+    fn scan_numbers_lines_and_finds_every_match() {
+        let search = Search {
+            matcher: Matcher::new(b"x", false).unwrap(),
+            overlap: 0,
         };
-        let cut = f
-            .marks
-            .iter()
-            .take_while(|(t, _)| *t <= 3)
-            .last()
-            .map_or(0, |m| m.1);
-        assert_eq!(&f.out[..cut], b"a:1:x\n");
+        let mut filter = Filter::new(false);
+        let mut hits = Vec::new();
+        let s = search
+            .scan(&mut filter, b"ax\nb\ncx x\nd", 5, &mut |n, t, end| {
+                hits.push((n, t.to_vec(), end));
+                Ok(true)
+            })
+            .unwrap();
+        assert_eq!(
+            hits,
+            vec![(5, b"ax".to_vec(), 3), (7, b"cx x".to_vec(), 10)]
+        );
+        assert_eq!((s.lines, s.stopped), (4, false));
     }
 }

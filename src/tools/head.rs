@@ -1,10 +1,13 @@
-//! `head PATH [LINES=10]`: the first LINES lines, each with its own line ending (SPEC §7).
-//! Reading stops after the last line shown; only those lines count against the read budget.
+//! `head PATH [LINES=10]`: the first LINES lines, each with its own line ending
+//! (docs/contract.md#tools). Reading stops after the last line shown; only the lines looked at
+//! count against the read budget. cat shares the printing.
 
 use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool};
 use crate::envelope::Stop;
-use crate::error::shown;
-use crate::read::{Batch, Lines, charge_lines, hold};
+use crate::error::{Error, shown};
+use crate::names::shell_word;
+use crate::read::{Ahead, BLOCK, Batch, Filter, Lines, charge_lines};
+use crate::redact::Shown;
 
 /// The LINES parameter, shared with tail.
 pub const LINES: Param = Param {
@@ -33,7 +36,7 @@ pub const FLAGS: &[Flag] = &[
     },
     Flag {
         names: &["-f", "-F", "--follow", "--retry"],
-        effect: Effect::Never("readbox never follows a growing file"),
+        effect: Effect::Dropped("readbox never follows a growing file"),
     },
 ];
 
@@ -53,55 +56,285 @@ pub const TOOL: Tool = Tool {
     example: "src/main.rs 20",
     flags: FLAGS,
     on_truncate: Outcome::Success,
+    stdin: true,
     run,
 };
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
-    print_first_lines(ctx, args.bytes(0), args.int(1))
+    print_lines(ctx, "head", args.bytes(0), 1, args.int(1))
 }
 
-/// Prints the first `wanted` lines of the file the caller named `arg` (cat passes `u64::MAX`),
-/// each with its own line ending. Reading stops after the last line printed, and only the lines
-/// printed are charged against the read budget; the line that would cross it is not printed.
-pub fn print_first_lines(ctx: &Ctx<'_>, arg: &[u8], wanted: u64) -> Result<Outcome, Stop> {
+/// Prints lines `from`.. (1-based) of the file the caller named `arg`, at most `wanted` of them
+/// (cat passes `u64::MAX`), each with its own line ending, as redaction shows them
+/// (docs/contract.md#redaction). Reading stops after the last line printed; the lines looked at
+/// are charged against the read budget, and the line that would cross it is not printed
+/// (docs/contract.md#limits). A truncated output gets a note with the `cat PATH K` call that
+/// continues it (docs/contract.md#notes).
+pub fn print_lines(
+    ctx: &Ctx<'_>,
+    tool: &str,
+    arg: &[u8],
+    from: u64,
+    wanted: u64,
+) -> Result<Outcome, Stop> {
     let path = shown(arg);
-    let node = ctx.gate.resolve(arg)?;
-    let file = ctx.gate.open_read(&node, &path)?;
-    let size = u64::try_from(node.stat().st_size).unwrap_or(0);
-    let mut left = wanted;
-    let mut lines = Lines::new(file, &path);
-    while left > 0 {
-        let room = ctx.out.room();
-        let remaining = size.saturating_sub(lines.consumed());
-        let Some(batch) = lines.next_batch(hold(room, ctx.budget.read_left(), remaining))? else {
-            break;
-        };
-        let (chunk, last) = match batch {
-            Batch::Piece(p) => (p, false),
-            Batch::Lines(b) => {
-                // Up to and including the `left`th line ending, or the whole batch.
-                let mut end = b.len();
-                let mut seen = 0;
-                for i in memchr::memchr_iter(b'\n', b) {
-                    seen += 1;
-                    if seen == left {
-                        end = i + 1;
-                        break;
-                    }
-                }
-                left -= seen;
-                // A batch that does not end a line ends the file.
-                (&b[..end], !b.ends_with(b"\n"))
-            }
-        };
-        let (fit, over) = charge_lines(ctx.budget, chunk);
-        ctx.out.push(fit)?;
-        if let Some(e) = over {
-            return Err(e.into());
+    let input = ctx.open_input(arg, tool)?;
+    if wanted == 0 {
+        return Ok(Outcome::Success);
+    }
+    let mut lines = input.lines(&path)?;
+    let mut printer = LinePrinter {
+        ctx,
+        ahead: lines.ahead()?,
+        filter: Filter::new(ctx.policy.redact),
+        clock: Clock {
+            at: 0,
+            line: 1,
+            count_as_we_go: lines.size().is_none(),
+        },
+        stopped_at: from,
+    };
+    let result = printer.run(&mut lines, from, wanted);
+    printer.filter.report(ctx.out);
+    match result {
+        Err(Stop::Truncated) => {
+            printer.note_stop(arg);
+            Err(Stop::Truncated)
         }
-        if last {
-            break;
+        Err(e) => Err(e),
+        Ok(()) => {
+            // The last line, unterminated and crossing the cap, was left out at the end.
+            if ctx.out.is_truncated() {
+                printer.note_stop(arg);
+            }
+            Ok(Outcome::Success)
         }
     }
-    Ok(Outcome::Success)
+}
+
+/// The file line that the output has reached: the number of the line that starts at input offset
+/// `at`. Blocks shown far from the cap are not counted as they go (that would cost a pass over
+/// every byte); the count catches up, by reading them again, only when a line number is needed:
+/// near the cap, where a note may have to say where the output stopped.
+struct Clock {
+    at: u64,
+    line: u64,
+    /// An input that cannot be read again (a pipe) is counted as it goes.
+    count_as_we_go: bool,
+}
+
+impl Clock {
+    /// Moves past `bytes`, shown from offset `at`, which hold `lines` lines when known.
+    fn pass(&mut self, at: u64, bytes: &[u8], lines: Option<u64>) {
+        if at != self.at {
+            // Behind already: it catches up when asked.
+            return;
+        }
+        let lines = match lines {
+            Some(n) => n,
+            None if self.count_as_we_go => memchr::memchr_iter(b'\n', bytes).count() as u64,
+            None => return,
+        };
+        self.at += bytes.len() as u64;
+        self.line += lines;
+    }
+
+    /// The number of the line that starts at offset `to`.
+    fn line_at(&mut self, ahead: &Ahead, to: u64) -> Result<u64, Error> {
+        if to > self.at {
+            self.line += ahead.count_lines(self.at, to)?.unwrap_or(0);
+            self.at = to;
+        }
+        Ok(self.line)
+    }
+}
+
+/// The offset just after the `n`th `\n` of `b`, and how many lines that prefix holds (the input's
+/// last line, without `\n`, counts when the batch ends with it).
+pub fn first_lines(b: &[u8], n: u64) -> (usize, u64) {
+    let mut seen = 0;
+    for i in memchr::memchr_iter(b'\n', b) {
+        seen += 1;
+        if seen == n {
+            return (i + 1, seen);
+        }
+    }
+    let unterminated = u64::from(!b.is_empty() && !b.ends_with(b"\n"));
+    (b.len(), seen + unterminated)
+}
+
+/// The state of one cat or head call.
+struct LinePrinter<'c, 'a> {
+    ctx: &'c Ctx<'a>,
+    ahead: Ahead,
+    filter: Filter,
+    clock: Clock,
+    /// The number of the line being shown when the output stopped.
+    stopped_at: u64,
+}
+
+impl LinePrinter<'_, '_> {
+    fn run(&mut self, lines: &mut Lines, from: u64, wanted: u64) -> Result<(), Stop> {
+        if !self.skip(lines, from)? {
+            return Ok(());
+        }
+        self.clock.at = lines.consumed();
+        self.clock.line = from;
+        let budget = self.ctx.budget;
+        let mut left = wanted;
+        while left > 0 {
+            let at = lines.consumed();
+            let Some(batch) = lines.next_batch(BLOCK)? else {
+                break;
+            };
+            match batch {
+                Batch::Piece(p) => self.long_piece(at, p)?,
+                Batch::Lines(b) if self.filter.in_long_line() => {
+                    // The batch's first line ends the long line.
+                    let end = memchr::memchr(b'\n', b).map_or(b.len(), |i| i + 1);
+                    self.end_long_line(at, &b[..end])?;
+                    let rest = b.len() - end;
+                    lines.unread(rest);
+                    left -= 1;
+                }
+                Batch::Lines(b) => {
+                    let (end, count) = if left == u64::MAX {
+                        (b.len(), None)
+                    } else {
+                        let (end, n) = first_lines(b, left);
+                        left -= n;
+                        (end, Some(n))
+                    };
+                    let (fit, over) = charge_lines(budget, &b[..end]);
+                    self.show(at, fit, if over.is_none() { count } else { None })?;
+                    if let Some(e) = over {
+                        return Err(e.into());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads past the lines before `from` (charging them: they are looked at), keeping the
+    /// redaction state. Returns false when the input ends first.
+    fn skip(&mut self, lines: &mut Lines, from: u64) -> Result<bool, Stop> {
+        let budget = self.ctx.budget;
+        let mut line = 1;
+        while line < from {
+            let Some(batch) = lines.next_batch(BLOCK)? else {
+                return Ok(false);
+            };
+            match batch {
+                Batch::Piece(p) => {
+                    budget.charge_read(p.len() as u64)?;
+                    if !self.filter.in_long_line() {
+                        self.filter.start_long_line();
+                    }
+                    self.filter.skip_long_piece(p);
+                }
+                Batch::Lines(b) if self.filter.in_long_line() => {
+                    let end = memchr::memchr(b'\n', b).map_or(b.len(), |i| i + 1);
+                    budget.charge_read(end as u64)?;
+                    self.filter.skip_end_long_line(&b[..end]);
+                    line += 1;
+                    let rest = b.len() - end;
+                    lines.unread(rest);
+                }
+                Batch::Lines(b) => {
+                    let (end, n) = first_lines(b, from - line);
+                    budget.charge_read(end as u64)?;
+                    self.filter.skip(&b[..end]);
+                    line += n;
+                    let rest = b.len() - end;
+                    lines.unread(rest);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Shows whole lines `fit`, read from offset `at` (`count` of them, when known).
+    fn show(&mut self, at: u64, fit: &[u8], count: Option<u64>) -> Result<(), Stop> {
+        let out = self.ctx.out;
+        if self.filter.passes(fit) && out.far_from_cap(fit.len()) {
+            // No cut can fall here: the batch goes out whole, uncounted.
+            out.push(fit)?;
+            self.clock.pass(at, fit, count);
+            return Ok(());
+        }
+        let mut n = self.clock.line_at(&self.ahead, at)?;
+        for line in fit.split_inclusive(|&c| c == b'\n') {
+            self.stopped_at = n;
+            match self.filter.line(line) {
+                Shown::Same => out.push(line)?,
+                Shown::Replaced(text) => out.push(&text)?,
+                Shown::Hidden => {}
+            }
+            n += 1;
+        }
+        self.clock.at = at + fit.len() as u64;
+        self.clock.line = n;
+        Ok(())
+    }
+
+    /// A piece of a line longer than a block, read from offset `at`. Before the first piece is
+    /// shown, the line must be known to end within the read budget: a line that crosses it is
+    /// not shown at all.
+    fn long_piece(&mut self, at: u64, piece: &[u8]) -> Result<(), Stop> {
+        let budget = self.ctx.budget;
+        if !self.filter.in_long_line() {
+            // When the cap comes first, the line is cut there (a line this long may be cut
+            // inside), and the work ends before the budget matters.
+            let cap_first = (self.ctx.out.room() as u64) < budget.read_left();
+            let limit = at.saturating_add(budget.read_left());
+            if !cap_first && self.ahead.line_ends_before(at, limit)? == Some(false) {
+                return Err(budget.read_exhausted().into());
+            }
+            self.stopped_at = self.clock.line_at(&self.ahead, at)?;
+            self.filter.start_long_line();
+        }
+        // An input that cannot look ahead (a pipe) is charged piece by piece.
+        budget.charge_read(piece.len() as u64)?;
+        let shown = self.filter.long_piece(piece);
+        self.ctx.out.push(&shown)
+    }
+
+    /// The end of a long line (through its `\n`), read from offset `at`.
+    fn end_long_line(&mut self, at: u64, tail: &[u8]) -> Result<(), Stop> {
+        self.ctx.budget.charge_read(tail.len() as u64)?;
+        let shown = self.filter.end_long_line(tail);
+        self.ctx.out.push(&shown)?;
+        self.clock.at = at + tail.len() as u64;
+        self.clock.line = self.stopped_at + 1;
+        Ok(())
+    }
+
+    /// The note of a truncated output: where it stopped and the call that continues it.
+    fn note_stop(&self, arg: &[u8]) {
+        let out = self.ctx.out;
+        let k = self.stopped_at;
+        let cap = out.cap();
+        if arg == b"-" {
+            // Standard input cannot be read again: there is no call to continue with.
+            out.note_truncation(format!(
+                "output truncated at max_output_bytes ({cap} bytes; READBOX_MAX_OUTPUT_BYTES) \
+                 at line {k} of standard input"
+            ));
+            return;
+        }
+        let word = shell_word(arg);
+        out.note_truncation(if out.cut_inside() {
+            format!(
+                "output truncated at max_output_bytes ({cap} bytes; READBOX_MAX_OUTPUT_BYTES) \
+                 inside line {k}, which does not fit; the lines after it: cat {word} {}",
+                k + 1
+            )
+        } else {
+            format!(
+                "output truncated at max_output_bytes ({cap} bytes; READBOX_MAX_OUTPUT_BYTES) \
+                 before line {k}; continue with: cat {word} {k}"
+            )
+        });
+    }
 }

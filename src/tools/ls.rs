@@ -1,11 +1,14 @@
 //! `ls [PATH=.] [SHOW_HIDDEN=false]`: the children of a directory, one name per line, sorted by
-//! name bytes; directories end with `/`, symlinks with `@` (SPEC §7). Given a file, prints PATH.
+//! name bytes; directories end with `/`, symlinks with `@` (in json format; text format prints
+//! bare names) (docs/contract.md#tools). Given a file, prints PATH. Names are quoted as
+//! docs/contract.md#names says.
 
 use std::os::unix::ffi::OsStrExt;
 
 use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool};
-use crate::envelope::Stop;
+use crate::envelope::{Format, Stop};
 use crate::error::shown;
+use crate::names::{quoted, shell_word};
 use crate::resolve::Kind as K;
 
 /// The registry entry.
@@ -50,6 +53,7 @@ pub const TOOL: Tool = Tool {
         },
     ],
     on_truncate: Outcome::Success,
+    stdin: false,
     run,
 };
 
@@ -58,24 +62,40 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let show_hidden = args.bool(1);
     let node = ctx.gate.resolve(args.bytes(0))?;
     if node.kind() != K::Directory {
-        ctx.out.push(args.bytes(0))?;
-        ctx.out.push(b"\n")?;
+        let mut line = quoted(args.bytes(0)).into_owned();
+        line.push(b'\n');
+        ctx.out.push(&line)?;
         return Ok(Outcome::Success);
     }
-    let mut text = Vec::new();
+    // In text format names stand alone, as `ls -1` writes them into a pipe, so that
+    // `for f in $(ls)` sees names that exist.
+    let marks = ctx.out.format() == Format::Json;
+    let mut line = Vec::new();
     for child in crate::walk::list(ctx, &node, &path)? {
         let name = child.name.as_bytes();
         if name.starts_with(b".") && !show_hidden {
             continue;
         }
-        text.extend_from_slice(name);
+        line.clear();
+        line.extend_from_slice(&quoted(name));
         match child.kind {
-            K::Directory => text.push(b'/'),
-            K::Symlink => text.push(b'@'),
+            K::Directory if marks => line.push(b'/'),
+            K::Symlink if marks => line.push(b'@'),
             _ => {}
         }
-        text.push(b'\n');
+        line.push(b'\n');
+        if let Err(stop) = ctx.out.push(&line) {
+            if stop == Stop::Truncated {
+                ctx.out.note_truncation(format!(
+                    "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES) \
+                     before {}; `find {} PATTERN` lists fewer entries",
+                    ctx.out.cap(),
+                    String::from_utf8_lossy(&line[..line.len() - 1]),
+                    shell_word(args.bytes(0))
+                ));
+            }
+            return Err(stop);
+        }
     }
-    ctx.out.push(&text)?;
     Ok(Outcome::Success)
 }

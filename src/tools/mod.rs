@@ -67,6 +67,77 @@ pub struct Ctx<'a> {
     pub budget: &'a Budget,
 }
 
+/// What a reading tool reads: a file named by PATH, or standard input for a PATH of `-`
+/// (docs/contract.md#standard-input).
+pub struct Input {
+    /// Positioned where reading starts: the file's start, or where standard input stood.
+    pub file: std::fs::File,
+    /// The size of a regular file (which can be read at offsets); `None` for a pipe or socket.
+    pub size: Option<u64>,
+    /// The offset reading starts at.
+    pub offset: u64,
+    /// Whether this is standard input.
+    pub stdin: bool,
+}
+
+impl Input {
+    /// A forward reader of the input's lines; `shown` names it in errors.
+    ///
+    /// # Errors
+    /// `io:` when a regular file cannot be positioned.
+    pub fn lines(self, shown: &str) -> Result<crate::read::Lines, crate::error::Error> {
+        match self.size {
+            Some(size) => crate::read::Lines::resume(self.file, size, self.offset, shown),
+            None => Ok(crate::read::Lines::new(self.file, None, shown)),
+        }
+    }
+}
+
+impl Ctx<'_> {
+    /// Opens the PATH argument `arg` of `tool` for reading through the gate; `-` is standard
+    /// input.
+    ///
+    /// # Errors
+    /// What [`Gate::resolve`], [`Gate::open_read`] and [`Gate::stdin`] answer.
+    pub fn open_input(&self, arg: &[u8], tool: &str) -> Result<Input, crate::error::Error> {
+        use crate::resolve::Stdin;
+        if arg == b"-" {
+            return Ok(match self.gate.stdin(tool)? {
+                Stdin::Stream(file) => Input {
+                    file,
+                    size: None,
+                    offset: 0,
+                    stdin: true,
+                },
+                Stdin::File {
+                    node,
+                    mut file,
+                    offset,
+                } => {
+                    use std::io::{Seek, SeekFrom};
+                    file.seek(SeekFrom::Start(offset))
+                        .map_err(|e| crate::error::Error::io("-", &e))?;
+                    Input {
+                        file,
+                        size: Some(u64::try_from(node.stat().st_size).unwrap_or(0)),
+                        offset,
+                        stdin: true,
+                    }
+                }
+            });
+        }
+        let shown = crate::error::shown(arg);
+        let node = self.gate.resolve(arg)?;
+        let file = self.gate.open_read(&node, &shown)?;
+        Ok(Input {
+            file,
+            size: Some(u64::try_from(node.stat().st_size).unwrap_or(0)),
+            offset: 0,
+            stdin: false,
+        })
+    }
+}
+
 /// A tool's run function: pushes output, answers an [`Outcome`] or stops.
 pub type Run = fn(&Ctx<'_>, &Args) -> Result<Outcome, Stop>;
 
@@ -86,6 +157,8 @@ pub struct Tool {
     /// The exit status of a call whose output was truncated: the output shows a positive
     /// answer for most tools, and differences for diff.
     pub on_truncate: Outcome,
+    /// Whether a PATH of `-` reads standard input (docs/contract.md#standard-input).
+    pub stdin: bool,
     /// Runs the tool.
     pub run: Run,
 }
@@ -163,6 +236,9 @@ pub enum Effect {
     DroppedWithValue(&'static str),
     /// Has no equivalent here; the text says why.
     Never(&'static str),
+    /// Answered by another call, a template in which `{param}` stands for the caller's word for
+    /// that parameter (`cat -n f` -> `grep '' {path}` -> `grep '' f`).
+    Call(&'static str),
 }
 
 /// `find`'s FILE_TYPE (SPEC §2).
@@ -193,12 +269,19 @@ pub enum Value {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Args {
     values: Vec<Value>,
+    /// How many of the values the caller gave (the rest are defaults).
+    given: usize,
 }
 
 impl Args {
-    /// Arguments from values in parameter order.
-    pub fn new(values: Vec<Value>) -> Args {
-        Args { values }
+    /// Arguments from values in parameter order, the first `given` of them from the caller.
+    pub fn new(values: Vec<Value>, given: usize) -> Args {
+        Args { values, given }
+    }
+
+    /// How many parameters the caller gave, in order (the others took their defaults).
+    pub fn given(&self) -> usize {
+        self.given
     }
 
     /// The bytes of the path or text parameter at `i`.

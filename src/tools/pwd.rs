@@ -4,6 +4,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use super::{Args, Ctx, Effect, Flag, Outcome, Tool};
 use crate::envelope::Stop;
+use crate::error::Error;
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -16,10 +17,16 @@ pub const TOOL: Tool = Tool {
         effect: Effect::Always,
     }],
     on_truncate: Outcome::Success,
+    stdin: false,
     run,
 };
 
 fn run(ctx: &Ctx<'_>, _args: &Args) -> Result<Outcome, Stop> {
+    // Roots narrowed to none (docs/contract.md#policy): the working directory lies beneath no
+    // root, so it is denied like every path.
+    if ctx.policy.roots.is_empty() {
+        return Err(Error::Denied(".".into()).into());
+    }
     ctx.out.push(ctx.gate.workdir().as_os_str().as_bytes())?;
     ctx.out.push(b"\n")?;
     Ok(Outcome::Success)

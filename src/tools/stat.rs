@@ -1,11 +1,13 @@
 //! `stat PATH`: one line of JSON with `path`, `type`, `size_bytes`, `permissions`,
-//! `modified_at` (SPEC §7). A symlink is followed after the check; only metadata is read, so FIFOs
+//! `modified_at` (docs/contract.md#tools); `path` as the caller gave it, quoted as
+//! docs/contract.md#names says. A symlink is followed after the check; only metadata is read, so FIFOs
 //! and devices are described without being opened.
 
 use rustix::fs::Stat;
 
 use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool};
 use crate::envelope::{Stop, json_string};
+use crate::names::quoted;
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -33,6 +35,7 @@ pub const TOOL: Tool = Tool {
         },
     ],
     on_truncate: Outcome::Success,
+    stdin: false,
     run,
 };
 
@@ -94,7 +97,7 @@ fn describe(path: &str, st: &Stat) -> String {
 }
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
-    let path = String::from_utf8_lossy(args.bytes(0)).into_owned();
+    let path = String::from_utf8_lossy(&quoted(args.bytes(0))).into_owned();
     let node = ctx.gate.resolve(args.bytes(0))?;
     ctx.out.push_str(&describe(&path, node.stat()))?;
     Ok(Outcome::Success)

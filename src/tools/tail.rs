@@ -1,15 +1,17 @@
-//! `tail PATH [LINES=10]`: the last LINES lines, each with its own line ending (SPEC §7).
+//! `tail PATH [LINES=10]`: the last LINES lines, each with its own line ending
+//! (docs/contract.md#tools).
 //!
-//! tail reads backwards from the end of the file until it has seen LINES line starts, then copies
-//! forward: its cost grows with LINES, not with the file's size. The read budget is charged for the
-//! lines returned, counted from the end; a line that would cross it is not returned.
-
-use std::os::unix::fs::FileExt;
+//! tail reads backwards from the end of the file until it has seen LINES line starts: its cost
+//! grows with LINES, not with the file's size. Under the output cap it keeps the **end**: the last
+//! whole lines that fit, as redaction and decoding show them. So it reads the window forward once
+//! to measure each line as it would be shown, then shows the lines that fit. The read budget is
+//! charged for the lines shown; the line that would cross it is not shown.
 
 use super::{Args, Ctx, Outcome, Param, Tool, head};
-use crate::envelope::Stop;
+use crate::envelope::{LONG_LINE, Measure, Stop};
 use crate::error::{Error, shown};
-use crate::read::BLOCK;
+use crate::read::{BLOCK, Batch, Filter, Lines, read_at};
+use crate::redact::Shown;
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -27,88 +29,416 @@ pub const TOOL: Tool = Tool {
     example: "build.log 50",
     flags: head::FLAGS,
     on_truncate: Outcome::Success,
+    stdin: true,
     run,
 };
 
-fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64, path: &str) -> Result<usize, Error> {
-    loop {
-        match file.read_at(buf, at) {
-            Ok(n) => return Ok(n),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(Error::io(path, &e)),
-        }
-    }
-}
+/// How far before the window redaction looks for the start of a private-key block that the
+/// window may begin inside (a block ends after 64 KiB of key material anyway).
+const KEY_LOOKBACK: u64 = 64 * 1024;
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let path = shown(args.bytes(0));
-    let node = ctx.gate.resolve(args.bytes(0))?;
-    let file = ctx.gate.open_read(&node, &path)?;
+    let input = ctx.open_input(args.bytes(0), "tail")?;
     let wanted = args.int(1);
     if wanted == 0 {
         return Ok(Outcome::Success);
     }
-    let size = file.metadata().map_err(|e| Error::io(&path, &e))?.len();
-    let budget_left = ctx.budget.read_left();
-    // Scan backwards for the start of the `wanted`th line from the end. A final `\n` ends the
-    // last line and starts none.
+    let Some(size) = input.size else {
+        return tail_stream(ctx, input.file, wanted, &path);
+    };
+    let (file, floor) = (input.file, input.offset);
+    let (starts, over) = line_starts(&file, size, floor, wanted, ctx.budget.read_left(), &path)?;
+    if starts.is_empty() {
+        if over {
+            // Not even the last line fits the read budget.
+            return show_end_of_last_line(ctx, &file, size, None, &path);
+        }
+        return Ok(Outcome::Success);
+    }
+    let room = ctx.out.room();
+    let sizes = measure(ctx, &file, size, &starts, &path)?;
+    // The last lines that fit the cap.
+    let mut total = 0usize;
+    let mut keep = starts.len();
+    while keep > 0 && total + sizes[keep - 1] <= room {
+        total += sizes[keep - 1];
+        keep -= 1;
+    }
+    if keep == starts.len() {
+        // No whole line fits: the end of the last line, cut to the cap.
+        let last = starts.last().copied();
+        return show_end_of_last_line(ctx, &file, size, last, &path);
+    }
+    let from = starts[keep];
+    ctx.budget.charge_read(size - from)?;
+    show(ctx, &file, size, from, &path)?;
+    if keep > 0 {
+        ctx.out.mark_truncated();
+        ctx.out.note_truncation(format!(
+            "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES): the last \
+             {} of the {} lines read are shown",
+            ctx.out.cap(),
+            starts.len() - keep,
+            starts.len()
+        ));
+        return Err(Stop::Truncated);
+    }
+    if over {
+        return Err(ctx.budget.read_exhausted().into());
+    }
+    Ok(Outcome::Success)
+}
+
+/// The start offsets of the last `wanted` lines of the file after offset `floor` (where reading
+/// starts: 0, or where standard input stood), earliest first, scanning backwards, and whether the
+/// scan stopped at the read budget: lines that would take the shown bytes past `budget` are left
+/// out. A final `\n` ends the last line and starts none.
+fn line_starts(
+    file: &std::fs::File,
+    size: u64,
+    floor: u64,
+    wanted: u64,
+    budget: u64,
+    path: &str,
+) -> Result<(Vec<u64>, bool), Error> {
+    let mut starts: Vec<u64> = Vec::new();
+    let mut over = false;
     let mut buf = vec![0u8; BLOCK];
     let mut pos = size;
-    let mut start = size; // start of the lines counted so far
-    let mut found = 0u64;
-    let mut over = false;
     'scan: loop {
-        if pos == 0 {
-            // The first line of the file starts at 0.
-            if size > budget_left {
-                over = true;
-            } else {
-                start = 0;
+        if pos <= floor {
+            // The first line starts where reading starts.
+            if size > floor && (starts.len() as u64) < wanted {
+                if size - floor > budget {
+                    over = true;
+                } else {
+                    starts.push(floor);
+                }
             }
             break;
         }
-        let len = BLOCK.min(usize::try_from(pos).unwrap_or(BLOCK));
+        let len = BLOCK.min(usize::try_from(pos - floor).unwrap_or(BLOCK));
         let at = pos - len as u64;
-        if read_at(&file, &mut buf[..len], at, &path)? < len {
-            return Err(Error::Io(format!("{path}: the file shrank while being read")).into());
+        if read_at(file, &mut buf[..len], at, path)? < len {
+            return Err(Error::Io(format!(
+                "{path}: the file shrank while being read"
+            )));
         }
         let mut end = len;
         if pos == size && buf[len - 1] == b'\n' {
             end -= 1;
         }
         while let Some(i) = memchr::memrchr(b'\n', &buf[..end]) {
-            let line_start = at + i as u64 + 1;
-            if size - line_start > budget_left {
+            let start = at + i as u64 + 1;
+            if size - start > budget {
                 over = true;
                 break 'scan;
             }
-            start = line_start;
-            found += 1;
-            if found == wanted {
+            starts.push(start);
+            if starts.len() as u64 == wanted {
                 break 'scan;
             }
             end = i;
         }
         // The line being scanned reaches back at least to `at`.
-        if size - at > budget_left {
+        if size - at > budget {
             over = true;
             break;
         }
         pos = at;
     }
-    ctx.budget.charge_read(size - start)?;
-    let mut at = start;
-    while at < size {
-        let len = BLOCK.min(usize::try_from(size - at).unwrap_or(BLOCK));
-        let n = read_at(&file, &mut buf[..len], at, &path)?;
-        if n == 0 {
+    starts.reverse();
+    Ok((starts, over))
+}
+
+/// A filter whose private-key state is the one at `offset`: the lines of the 64 KiB before it
+/// are read past without being shown.
+fn filter_at(
+    ctx: &Ctx<'_>,
+    file: &std::fs::File,
+    offset: u64,
+    path: &str,
+) -> Result<Filter, Error> {
+    let mut filter = Filter::new(ctx.policy.redact);
+    if !ctx.policy.redact || offset == 0 {
+        return Ok(filter);
+    }
+    let from = offset.saturating_sub(KEY_LOOKBACK);
+    let mut before = vec![0u8; (offset - from) as usize];
+    let n = read_at(file, &mut before, from, path)?;
+    before.truncate(n);
+    // Only whole lines: skip the piece of a line that the look-back starts in.
+    let start = if from == 0 {
+        0
+    } else {
+        memchr::memchr(b'\n', &before).map_or(before.len(), |i| i + 1)
+    };
+    filter.skip(&before[start..]);
+    Ok(filter)
+}
+
+/// Each line's size as it would be shown (after redaction, decoded as the format writes it).
+fn measure(
+    ctx: &Ctx<'_>,
+    file: &std::fs::File,
+    size: u64,
+    starts: &[u64],
+    path: &str,
+) -> Result<Vec<usize>, Stop> {
+    let clone = file.try_clone().map_err(|e| Error::io(path, &e))?;
+    let mut lines = Lines::resume(clone, size, starts[0], path)?;
+    let mut filter = filter_at(ctx, file, starts[0], path)?;
+    // Measuring shows nothing: its redactions are not counted.
+    let mut sizes = Vec::with_capacity(starts.len());
+    let mut measure = Measure::new(ctx.out.format());
+    let mut current = 0usize;
+    while let Some(batch) = lines.next_batch(BLOCK)? {
+        match batch {
+            Batch::Piece(p) => {
+                if !filter.in_long_line() {
+                    filter.start_long_line();
+                }
+                current += measure.add(&filter.long_piece(p), false);
+            }
+            Batch::Lines(b) => {
+                let mut rest = b;
+                if filter.in_long_line() {
+                    let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+                    current += measure.add(&filter.end_long_line(&rest[..end]), true);
+                    sizes.push(current);
+                    current = 0;
+                    rest = &rest[end..];
+                }
+                for line in rest.split_inclusive(|&c| c == b'\n') {
+                    let n = match filter.line(line) {
+                        Shown::Same => measure.add(line, true),
+                        Shown::Replaced(text) => measure.add(&text, true),
+                        Shown::Hidden => 0,
+                    };
+                    sizes.push(n);
+                }
+            }
+        }
+    }
+    if current > 0 {
+        sizes.push(current);
+    }
+    sizes.resize(starts.len(), 0);
+    Ok(sizes)
+}
+
+/// Shows the lines from offset `from` to the end of the file.
+fn show(ctx: &Ctx<'_>, file: &std::fs::File, size: u64, from: u64, path: &str) -> Result<(), Stop> {
+    let clone = file.try_clone().map_err(|e| Error::io(path, &e))?;
+    let mut filter = filter_at(ctx, file, from, path)?;
+    let mut lines = Lines::resume(clone, size, from, path)?;
+    while let Some(batch) = lines.next_batch(BLOCK)? {
+        match batch {
+            Batch::Piece(p) => {
+                if !filter.in_long_line() {
+                    filter.start_long_line();
+                }
+                ctx.out.push(&filter.long_piece(p))?;
+            }
+            Batch::Lines(b) => {
+                let mut rest = b;
+                if filter.in_long_line() {
+                    let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+                    ctx.out.push(&filter.end_long_line(&rest[..end]))?;
+                    rest = &rest[end..];
+                }
+                if filter.passes(rest) {
+                    ctx.out.push(rest)?;
+                    continue;
+                }
+                for line in rest.split_inclusive(|&c| c == b'\n') {
+                    match filter.line(line) {
+                        Shown::Same => ctx.out.push(line)?,
+                        Shown::Replaced(text) => ctx.out.push(&text)?,
+                        Shown::Hidden => {}
+                    }
+                }
+            }
+        }
+    }
+    filter.report(ctx.out);
+    Ok(())
+}
+
+/// When not even the last line fits, the end of it (which starts at `line_start` when known),
+/// cut to the cap on a character boundary: tail keeps the end. Only the bytes shown are charged.
+fn show_end_of_last_line(
+    ctx: &Ctx<'_>,
+    file: &std::fs::File,
+    size: u64,
+    line_start: Option<u64>,
+    path: &str,
+) -> Result<Outcome, Stop> {
+    let room = ctx.out.room() as u64;
+    let budget = ctx.budget.read_left();
+    if size == 0 {
+        return Ok(Outcome::Success);
+    }
+    if room >= budget {
+        // The read budget, not the cap, is what the last line does not fit.
+        return Err(ctx.budget.read_exhausted().into());
+    }
+    // Enough before the shown part for redaction to see a secret that reaches into it whole.
+    let margin = LONG_LINE as u64;
+    let from = size
+        .saturating_sub(room + margin)
+        .max(line_start.unwrap_or(0));
+    let mut data = vec![0u8; usize::try_from(size - from).unwrap_or(0)];
+    let n = read_at(file, &mut data, from, path)?;
+    data.truncate(n);
+    let mut filter = filter_at(ctx, file, from, path)?;
+    filter.start_long_line();
+    let shown_text = filter.end_long_line(&data).into_owned();
+    filter.report(ctx.out);
+    let tail = ctx.out.end_that_fits(&shown_text, room as usize);
+    ctx.budget.charge_read(tail.len() as u64)?;
+    ctx.out.push(&tail)?;
+    ctx.out.mark_truncated();
+    ctx.out.note_truncation(format!(
+        "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES): the last line \
+         does not fit, its end is shown",
+        ctx.out.cap()
+    ));
+    Err(Stop::Truncated)
+}
+
+/// One line kept by [`tail_stream`]: its text as it will be shown (the end of it, for a line longer
+/// than the room) and that text's size in output bytes.
+struct Kept {
+    text: Vec<u8>,
+    shown: usize,
+}
+
+/// tail of a pipe or socket, which cannot be read from its end: read forward, as the filter shows
+/// it, keeping the last `wanted` lines; lines that could no longer fit the output are let go as
+/// reading goes, so memory stays bounded by the cap. Every byte read is charged.
+fn tail_stream(
+    ctx: &Ctx<'_>,
+    file: std::fs::File,
+    wanted: u64,
+    path: &str,
+) -> Result<Outcome, Stop> {
+    use std::collections::VecDeque;
+    let room = ctx.out.room();
+    let bound = room.saturating_add(LONG_LINE);
+    let mut lines = Lines::new(file, None, path);
+    let mut filter = Filter::new(ctx.policy.redact);
+    let mut measure = Measure::new(ctx.out.format());
+    let mut kept: VecDeque<Kept> = VecDeque::new();
+    let mut total = 0usize;
+    let mut current: Option<Kept> = None;
+    let mut over = None;
+    let keep = |kept: &mut VecDeque<Kept>, total: &mut usize, line: Kept| {
+        *total += line.text.len();
+        kept.push_back(line);
+        while kept.len() as u64 > wanted || (*total > bound && kept.len() > 1) {
+            let gone = kept.pop_front().expect("not empty");
+            *total -= gone.text.len();
+        }
+    };
+    while let Some(batch) = lines.next_batch(BLOCK)? {
+        let len = match &batch {
+            Batch::Lines(b) | Batch::Piece(b) => b.len(),
+        };
+        if let Err(e) = ctx.budget.charge_read(len as u64) {
+            over = Some(e);
             break;
         }
-        ctx.out.push(&buf[..n])?;
-        at += n as u64;
+        match batch {
+            Batch::Piece(p) => {
+                if !filter.in_long_line() {
+                    filter.start_long_line();
+                }
+                let piece = filter.long_piece(p);
+                let line = current.get_or_insert(Kept {
+                    text: Vec::new(),
+                    shown: 0,
+                });
+                line.shown += measure.add(&piece, false);
+                line.text.extend_from_slice(&piece);
+                // Only the end of a long line can ever be shown.
+                if line.text.len() > bound {
+                    let cut = line.text.len() - bound;
+                    line.text.drain(..cut);
+                }
+            }
+            Batch::Lines(b) => {
+                let mut rest = b;
+                if filter.in_long_line() {
+                    let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+                    let tail = filter.end_long_line(&rest[..end]);
+                    let mut line = current.take().unwrap_or(Kept {
+                        text: Vec::new(),
+                        shown: 0,
+                    });
+                    line.shown += measure.add(&tail, true);
+                    line.text.extend_from_slice(&tail);
+                    keep(&mut kept, &mut total, line);
+                    rest = &rest[end..];
+                }
+                for raw in rest.split_inclusive(|&c| c == b'\n') {
+                    let text = match filter.line(raw) {
+                        Shown::Same => raw.to_vec(),
+                        Shown::Replaced(t) => t,
+                        Shown::Hidden => Vec::new(),
+                    };
+                    let shown_size = measure.add(&text, true);
+                    keep(
+                        &mut kept,
+                        &mut total,
+                        Kept {
+                            text,
+                            shown: shown_size,
+                        },
+                    );
+                }
+            }
+        }
     }
-    if over {
-        return Err(ctx.budget.read_exhausted().into());
+    filter.report(ctx.out);
+    // The last lines that fit the cap.
+    let mut size = 0usize;
+    let mut first = kept.len();
+    while first > 0 && size + kept[first - 1].shown <= room {
+        size += kept[first - 1].shown;
+        first -= 1;
+    }
+    if first == kept.len() {
+        if let Some(last) = kept.back() {
+            let end = ctx.out.end_that_fits(&last.text, room);
+            ctx.out.push(&end)?;
+            ctx.out.mark_truncated();
+            ctx.out.note_truncation(format!(
+                "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES): the \
+                 last line does not fit, its end is shown",
+                ctx.out.cap()
+            ));
+            return Err(Stop::Truncated);
+        }
+    } else {
+        for line in kept.range(first..) {
+            ctx.out.push(&line.text)?;
+        }
+        if first > 0 {
+            ctx.out.mark_truncated();
+            ctx.out.note_truncation(format!(
+                "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES): the \
+                 last {} of the {} lines kept are shown",
+                ctx.out.cap(),
+                kept.len() - first,
+                kept.len()
+            ));
+            return Err(Stop::Truncated);
+        }
+    }
+    if let Some(e) = over {
+        return Err(e.into());
     }
     Ok(Outcome::Success)
 }

@@ -1,11 +1,14 @@
-//! `wc PATH`: `{"lines": L, "words": W, "bytes": B}` (SPEC §7): `\n` bytes, words separated by
-//! Unicode White_Space in the lossily decoded text, raw bytes. Streams with bounded memory.
+//! `wc PATH`: `{"lines": L, "words": W, "bytes": B}` (docs/contract.md#tools): `\n` bytes, words
+//! separated by Unicode White_Space in the lossily decoded text, raw bytes; in text format one line
+//! as GNU `wc PATH` writes it. Streams with bounded memory. wc reports the raw file: redaction does
+//! not apply.
 
 use std::io::Read;
 
 use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool};
-use crate::envelope::Stop;
+use crate::envelope::{Format, Stop};
 use crate::error::{Error, shown};
+use crate::names::quoted;
 use crate::read::BLOCK;
 
 /// The registry entry.
@@ -32,6 +35,7 @@ pub const TOOL: Tool = Tool {
         },
     ],
     on_truncate: Outcome::Success,
+    stdin: true,
     run,
 };
 
@@ -166,8 +170,9 @@ impl Counter {
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let path = shown(args.bytes(0));
-    let node = ctx.gate.resolve(args.bytes(0))?;
-    let mut file = ctx.gate.open_read(&node, &path)?;
+    let input = ctx.open_input(args.bytes(0), "wc")?;
+    let regular = input.size.is_some();
+    let mut file = input.file;
     let mut counter = Counter::default();
     let mut buf = vec![0u8; BLOCK + 2];
     let mut kept = 0;
@@ -187,11 +192,35 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         }
     }
     let c = counter.counts();
-    ctx.out.push_str(&format!(
-        "{{\"lines\": {}, \"words\": {}, \"bytes\": {}}}\n",
-        c.lines, c.words, c.bytes
-    ))?;
+    match ctx.out.format() {
+        Format::Json => ctx.out.push_str(&format!(
+            "{{\"lines\": {}, \"words\": {}, \"bytes\": {}}}\n",
+            c.lines, c.words, c.bytes
+        ))?,
+        Format::Text => {
+            let mut line = gnu_line(c, regular).into_bytes();
+            line.push(b' ');
+            line.extend_from_slice(&quoted(args.bytes(0)));
+            line.push(b'\n');
+            ctx.out.push(&line)?;
+        }
+    }
     Ok(Outcome::Success)
+}
+
+/// The counts as GNU `wc FILE` writes them (coreutils' `wc.c`): right-aligned to one width, the
+/// digits of the largest count (for a regular file, its size) or 7 for a pipe, whose size is not
+/// known in advance.
+fn gnu_line(c: Counts, regular: bool) -> String {
+    let width = if regular {
+        c.bytes.max(1).ilog10() as usize + 1
+    } else {
+        7
+    };
+    format!(
+        "{:>width$} {:>width$} {:>width$}",
+        c.lines, c.words, c.bytes
+    )
 }
 
 #[cfg(test)]

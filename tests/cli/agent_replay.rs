@@ -56,6 +56,17 @@ impl Shell {
     /// Starts `bash --noprofile --norc` with a clean environment: PATH is the links directory
     /// only, so every tool an agent types reaches readbox (or nothing).
     fn spawn(cwd: &Path, links: &Path, home: &Path, root: &Path) -> Shell {
+        Shell::spawn_with(cwd, links, home, root, &[])
+    }
+
+    /// As [`Shell::spawn`], with more variables in the environment.
+    fn spawn_with(
+        cwd: &Path,
+        links: &Path,
+        home: &Path,
+        root: &Path,
+        vars: &[(&str, &str)],
+    ) -> Shell {
         let mut child = Command::new("/bin/bash")
             .args(["--noprofile", "--norc"])
             .env_clear()
@@ -65,6 +76,7 @@ impl Shell {
             // The root stays the project even after `cd src`: without it, readbox would take
             // the current directory as its root.
             .env("READBOX_ROOTS", root)
+            .envs(vars.iter().copied())
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -177,7 +189,8 @@ fn envelope(r: &Reply) -> Result<Envelope, String> {
     let v: serde_json::Map<String, Value> =
         serde_json::from_str(body).map_err(|e| format!("not JSON ({e}): {:?}", r.text))?;
     let keys: Vec<&str> = v.keys().map(String::as_str).collect();
-    if keys != ["output", "error", "truncated"] {
+    if keys != ["output", "error", "truncated"] && keys != ["output", "error", "truncated", "notes"]
+    {
         return Err(format!("envelope keys {keys:?}"));
     }
     let e = Envelope {
@@ -467,21 +480,17 @@ fn script(root: &Path, home: &Path, links: &Path) -> Vec<(String, Want)> {
         ),
         // Reading files.
         (s("cat README.md"), out(README)),
+        // The way to line numbers: the refusal's hint, `grep '' README.md`, run as given.
         (
             s("cat -n README.md"),
-            Want::NoHint {
-                flag: "-n",
-                why: "grep '' PATH shows line numbers",
-            },
-        ),
-        // The way to line numbers that the refusal above suggests.
-        (
-            s("grep '' README.md"),
-            out(&README
-                .lines()
-                .enumerate()
-                .map(|(i, l)| format!("README.md:{}:{l}\n", i + 1))
-                .collect::<String>()),
+            hint(
+                "-n",
+                out(&README
+                    .lines()
+                    .enumerate()
+                    .map(|(i, l)| format!("README.md:{}:{l}\n", i + 1))
+                    .collect::<String>()),
+            ),
         ),
         (s("cat Cargo.toml"), out(CARGO_TOML)),
         (s("head src/main.rs"), out(MAIN_RS)),
@@ -505,19 +514,15 @@ fn script(root: &Path, home: &Path, links: &Path) -> Vec<(String, Want)> {
             s("tail -2 src/lib.rs"),
             hint("-2", out(&last_lines(LIB_RS, 2))),
         ),
+        // readbox never follows a file: the hint is the plain tail.
         (
             s("tail -f README.md"),
-            Want::NoHint {
-                flag: "-f",
-                why: "never follows a growing file",
-            },
+            hint("-f", out(&last_lines(README, 10))),
         ),
+        // From line 2 on is cat's FROM_LINE.
         (
             s("tail -n +2 README.md"),
-            Want::NoHint {
-                flag: "-n",
-                why: "no positional equivalent",
-            },
+            hint("-n", out(README.split_once('\n').unwrap().1)),
         ),
         (
             s("head -c 100 README.md"),
@@ -889,4 +894,141 @@ fn an_agent_session_replays_through_one_shell() {
         tally.hinted,
         tally.failures.join("\n")
     );
+}
+
+/// What GNU `wc NAME` prints for a regular file holding `s`: the counts right-aligned to the
+/// width of the byte count.
+fn gnu_wc(s: &str, name: &str) -> String {
+    let (l, w, b) = (
+        s.matches('\n').count(),
+        s.split_whitespace().count(),
+        s.len(),
+    );
+    let width = b.to_string().len();
+    format!("{l:>width$} {w:>width$} {b:>width$} {name}\n")
+}
+
+/// The text of a text-format answer without readbox's notes and truncation line (stderr joins
+/// stdout in the shell), and the `cat PATH K` that a note gives.
+fn split_notes(text: &str, tool: &str) -> (String, Option<String>) {
+    let (mut body, mut next) = (String::new(), None);
+    for line in text.split_inclusive('\n') {
+        if let Some(note) = line.strip_prefix(&format!("{tool}: note: ")) {
+            if let Some(at) = note.find("cat ") {
+                next = Some(note[at..].trim_end().to_string());
+            }
+        } else if !line.starts_with(&format!("{tool}: output truncated at ")) {
+            body.push_str(line);
+        }
+    }
+    (body, next)
+}
+
+/// The same shell as a container gives it: text format, so that pipes carry plain text. Pipes into
+/// `-`, several paths from a glob, hints run as given, and a truncated cat read to its end by
+/// following its notes.
+#[test]
+fn a_shell_session_with_pipes_replays_in_text_format() {
+    let env = TestEnv::new();
+    let home = project(&env);
+    let links = links(&env);
+    let root = env.root();
+    let big: String = (1..=400).map(|i| format!("log line {i:04}\n")).collect();
+    env.write("big.log", &big);
+    let mut shell = Shell::spawn_with(&root, &links, &home, &root, &[("READBOX_FORMAT", "text")]);
+    let mut failures = Vec::new();
+    let mut expect = |shell: &mut Shell, cmd: &str, status: i32, want: &str| match shell.run(cmd) {
+        Ok(r) if r.status == status && r.text == want => {}
+        Ok(r) => failures.push(format!(
+            "`{cmd}`: expected exit {status} {want:?}, got exit {} {:?}",
+            r.status, r.text
+        )),
+        Err(e) => failures.push(format!("`{cmd}`: {e}")),
+    };
+    // Text piped into `-`.
+    expect(
+        &mut shell,
+        "ls src | grep main -",
+        0,
+        "(standard input):2:main.rs\n",
+    );
+    expect(
+        &mut shell,
+        "echo hello | grep hello -",
+        0,
+        "(standard input):1:hello\n",
+    );
+    expect(&mut shell, "echo hello | grep bye -", 1, "");
+    expect(
+        &mut shell,
+        "cat README.md | grep TODO -",
+        0,
+        "(standard input):9:## TODO\n",
+    );
+    expect(
+        &mut shell,
+        "grep fn src/main.rs | head - 1",
+        0,
+        "src/main.rs:3:fn main() {\n",
+    );
+    // A pipe's size is not known in advance: GNU wc aligns to 7 columns then.
+    expect(
+        &mut shell,
+        "ls src | wc -",
+        0,
+        "      3       3      20 -\n",
+    );
+    expect(
+        &mut shell,
+        "cat README.md | tail - 1",
+        0,
+        "- read input from argv\n",
+    );
+    expect(&mut shell, "wc README.md", 0, &gnu_wc(README, "README.md"));
+    // A pipe into grep without `-` is refused: grep would otherwise search the tree.
+    expect(
+        &mut shell,
+        "ls src | grep main",
+        2,
+        "grep: usage: grep reads standard input only when PATH is -: grep main - searches the \
+         piped text, grep main . searches the tree\n",
+    );
+    // Several paths from a glob: one call per path, each runnable.
+    let r = shell.run("wc src/*.rs").unwrap();
+    assert_eq!(r.status, 2, "{r:?}");
+    assert!(
+        r.text
+            .contains("one call per path: wc src/lib.rs; wc src/main.rs"),
+        "{r:?}"
+    );
+    expect(
+        &mut shell,
+        "wc src/lib.rs",
+        0,
+        &gnu_wc(LIB_RS, "src/lib.rs"),
+    );
+    // The flag hints run as written.
+    let r = shell.run("tail -n +10 README.md").unwrap();
+    assert!(r.text.contains("equivalent: cat README.md 10;"), "{r:?}");
+    expect(
+        &mut shell,
+        "cat README.md 10",
+        0,
+        "\n- read input from argv\n",
+    );
+    // A truncated cat, read to its end by following its notes.
+    let mut got = String::new();
+    let mut call = "READBOX_MAX_OUTPUT_BYTES=300 cat big.log".to_string();
+    for _ in 0..40 {
+        let r = shell.run(&call).unwrap();
+        assert_eq!(r.status, 0, "{call}: {r:?}");
+        let (body, next) = split_notes(&r.text, "cat");
+        got.push_str(&body);
+        match next {
+            Some(next) => call = format!("READBOX_MAX_OUTPUT_BYTES=300 {next}"),
+            None => break,
+        }
+    }
+    assert_eq!(got, big, "the pages of the notes make the whole file");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

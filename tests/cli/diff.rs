@@ -793,9 +793,8 @@ fn non_utf8_and_control_bytes_are_raw_in_text_and_escaped_in_json() {
 }
 
 #[test]
-fn a_long_diff_is_truncated_on_a_character_boundary_and_exits_1() {
-    // 300 changed lines of two-byte characters: far more than the cap, and a cut at an odd byte
-    // count falls inside a character.
+fn a_long_diff_is_truncated_after_its_last_whole_line_and_exits_1() {
+    // 300 changed lines of two-byte characters: far more than the cap.
     let a: String = (0..300).map(|i| format!("é{i}\n")).collect();
     let b: String = (0..300).map(|i| format!("ü{i}\n")).collect();
     let full = {
@@ -811,17 +810,21 @@ fn a_long_diff_is_truncated_on_a_character_boundary_and_exits_1() {
     env.var("READBOX_MAX_OUTPUT_BYTES", &cap.to_string());
     pair(&env, &a, &b);
     let r = diff_ab(&env, 3);
-    let mut cut = cap;
-    while !full.is_char_boundary(cut) {
-        cut -= 1;
-    }
+    let cut = full[..cap].rfind('\n').unwrap() + 1;
     assert_eq!(r.error, None, "truncation is not an error");
     assert!(r.truncated, "truncated flag");
     assert_eq!(r.status, 1, "a truncated diff still reports differences");
     assert_eq!(
         r.output,
         full[..cut],
-        "the longest prefix that fits the cap"
+        "the longest prefix of whole lines that fits the cap"
+    );
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("does not apply with patch")),
+        "{:?}",
+        r.notes
     );
 
     // Text format: the same prefix on stdout, the notice as the last stderr line, exit 1.
@@ -834,7 +837,8 @@ fn a_long_diff_is_truncated_on_a_character_boundary_and_exits_1() {
     let r = diff_ab(&text, 3);
     let expected: String = format!("{H}@@ -1,500 +1,500 @@\n") + &"-a\n".repeat(500);
     assert_eq!(r.status, 1, "text format truncated diff exit status");
-    assert_eq!(String::from_utf8_lossy(&r.stdout), expected[..200]);
+    let cut = expected[..200].rfind('\n').unwrap() + 1;
+    assert_eq!(String::from_utf8_lossy(&r.stdout), expected[..cut]);
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert_eq!(
         stderr.trim_end().lines().last(),

@@ -110,6 +110,13 @@ const META: &[Meta] = &[
         about: "make a symlink named after each enabled tool in DIR, pointing at this binary; \
                 existing names are left alone",
     },
+    Meta {
+        name: "mcp",
+        args: &[],
+        about: "serve the enabled tools as a Model Context Protocol server: JSON-RPC on standard \
+                input and output, one message per line, each tool call run as readbox call; \
+                roots a client offers only narrow the allowed directories",
+    },
 ];
 
 /// One setting of SPEC §4 as the man page describes it.
@@ -482,7 +489,8 @@ fn main_page(cmd: &Command) -> String {
     r.control("SH", ["COMMANDS"]);
     r.text([roman(
         "The meta commands exist only in the multicall form (readbox list, never ls list). Their \
-         answers go through the envelope like a tool's.",
+         answers go through the envelope like a tool's, except mcp, whose standard output \
+         carries protocol messages only.",
     )]);
     for m in META {
         r.control("TP", []);
@@ -517,12 +525,20 @@ fn main_page(cmd: &Command) -> String {
     r.control("SH", ["ENVIRONMENT"]);
     r.text([roman(
         "Each variable overrides the configuration files; an empty variable counts as unset, \
-         except READBOX_EXCLUDE.",
+         except READBOX_EXCLUDE and READBOX_NARROW_ROOTS.",
     )]);
     r.control("TP", []);
     r.text([bold("READBOX_CONFIG")]);
     r.text([roman(
         "a TOML configuration file, read after the system file; the same keys as the system file",
+    )]);
+    r.control("TP", []);
+    r.text([bold(policy::NARROW_ROOTS_VAR)]);
+    r.text([roman(
+        "absolute directories, separated by colons, applied after every other layer: the roots \
+         become these, each of which must lie within the allowed directories (else a config \
+         error); set but empty, no root is left and every path is denied. It can only narrow; \
+         readbox mcp hands a client's roots to each call this way",
     )]);
     let defaults = default_settings();
     for s in SETTINGS.iter().filter(|s| !s.var.is_empty()) {
@@ -1011,9 +1027,14 @@ fn integer_help_states_the_parsers_range() {
     for t in TOOLS {
         for p in t.params {
             if let Kind::Int { min, max } = p.kind {
+                let range = if max == u64::MAX {
+                    format!("(from {min})")
+                } else {
+                    format!("({min} to {max})")
+                };
                 assert!(
-                    p.help.contains(&format!("({min} to {max})")),
-                    "{} {}: help {:?} does not say ({min} to {max})",
+                    p.help.contains(&range),
+                    "{} {}: help {:?} does not say {range}",
                     t.name,
                     p.name,
                     p.help
@@ -1022,6 +1043,6 @@ fn integer_help_states_the_parsers_range() {
             }
         }
     }
-    // lines (head, tail), max_depth (find, grep), context_lines (diff).
-    assert_eq!(checked, 5);
+    // from_line (cat), lines (head, tail), max_depth (find, grep), context_lines (diff).
+    assert_eq!(checked, 6);
 }

@@ -148,11 +148,12 @@ fn lossy_decoding_holds_across_read_block_boundaries() {
 }
 
 #[test]
-fn non_utf8_names_are_replaced_in_output_and_in_errors() {
+fn non_utf8_names_are_quoted_in_output_and_replaced_in_errors() {
     let env = TestEnv::new();
     env.mkdir("d");
     std::fs::write(env.p("d").join(OsStr::from_bytes(b"n\xffme.txt")), "x\n").unwrap();
-    env.both("ls", &["d"]).ok("n\u{FFFD}me.txt\n");
+    // In output, a name that is not UTF-8 is written whole in `$'…'` quoting.
+    env.both("ls", &["d"]).ok("$'n\\xffme.txt'\n");
     env.both("cat", &[OsStr::from_bytes(b"d/n\xffme.txt")])
         .ok("x\n");
     env.both("cat", &[OsStr::from_bytes(b"nope\xff\xfe")])
@@ -302,7 +303,13 @@ fn text_format_reports_truncation_as_the_last_stderr_line() {
     // The cut never splits a character, in text format too.
     let a = cut.both("cat", &["e.txt"]);
     assert_eq!(a.stdout, b"ab");
-    assert_eq!(stderr_text(&a), "cat: output truncated at 4 bytes\n");
+    // The note says where the output stopped; the truncation line stays last.
+    assert_eq!(
+        stderr_text(&a),
+        "cat: note: output truncated at max_output_bytes (4 bytes; READBOX_MAX_OUTPUT_BYTES) \
+         inside line 1, which does not fit; the lines after it: cat e.txt 2\n\
+         cat: output truncated at 4 bytes\n"
+    );
     let mut fit = TestEnv::new();
     fit.write("fit.txt", "abcd\n");
     fit.var("READBOX_FORMAT", "text")
@@ -453,7 +460,9 @@ fn a_truncated_call_exits_0_and_a_truncated_diff_exits_1() {
     env.var("READBOX_MAX_OUTPUT_BYTES", "30");
     let a = env.both("grep", &["lin", "a.txt"]);
     assert_eq!((a.status, a.error.as_deref(), a.truncated), (0, None, true));
-    assert_eq!(a.output.len(), 30);
+    // Whole `a.txt:N:line` records only: two of 13 bytes fit in 30.
+    assert_eq!(a.output.len(), 26);
+    assert!(a.output.ends_with('\n'));
     let d = env.both("diff", &["a.txt", "b.txt"]);
     assert_eq!((d.status, d.error.as_deref(), d.truncated), (1, None, true));
     assert!(
@@ -469,7 +478,8 @@ fn meta_commands_obey_the_output_cap() {
     let mut env = TestEnv::new();
     env.var("READBOX_MAX_OUTPUT_BYTES", "6");
     let a = env.readbox(&["list"]);
-    a.ok("cat\npw");
+    // Cut after the last whole line that fits.
+    a.ok("cat\n");
     assert!(a.truncated);
 }
 
@@ -1361,7 +1371,7 @@ fn audit_lines(path: &Path) -> Vec<Value> {
 }
 
 #[test]
-fn the_audit_log_gets_one_json_line_per_call() {
+fn the_audit_log_gets_a_start_and_an_end_line_per_call() {
     let mut env = TestEnv::new();
     env.write("a.txt", "a\n");
     env.write("long.txt", "0123456789abcdef\n");
@@ -1380,9 +1390,10 @@ fn the_audit_log_gets_one_json_line_per_call() {
     let t = env.run("cat", &["long.txt"]);
     assert!(t.truncated);
     let lines = audit_lines(&log);
-    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert_eq!(lines.len(), 9, "{lines:?}");
     assert_eq!(lines[0], serde_json::json!({"earlier": true}));
     let root = s(&env.root());
+    let mut ids = std::collections::BTreeSet::new();
     let expect = [
         ("cat", vec!["a.txt"], 0, Value::Null, 2, false),
         (
@@ -1396,19 +1407,32 @@ fn the_audit_log_gets_one_json_line_per_call() {
         ("grep", vec!["zzz", "a.txt"], 1, Value::Null, 0, false),
         ("cat", vec!["long.txt"], 0, Value::Null, 8, true),
     ];
-    for (rec, (tool, args, status, error, bytes, truncated)) in lines[1..].iter().zip(expect) {
-        assert_eq!(rec["tool"], tool, "{rec}");
-        assert_eq!(rec["arguments"], serde_json::json!(args), "{rec}");
-        assert_eq!(rec["working_directory"], root.as_str(), "{rec}");
-        assert_eq!(rec["exit_status"], status, "{rec}");
-        assert_eq!(rec["error"], error, "{rec}");
-        assert_eq!(rec["output_bytes"], bytes, "{rec}");
-        assert_eq!(rec["truncated"], truncated, "{rec}");
-        assert!(rec["duration_ms"].is_u64(), "{rec}");
-        let time = rec["time"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no time in {rec}"));
-        assert!(time.contains('T') && time.ends_with('Z'), "time {time}");
+    for (pair, (tool, args, status, error, bytes, truncated)) in lines[1..].chunks(2).zip(expect) {
+        let (start, end) = (&pair[0], &pair[1]);
+        // The start line is written before the work: it knows the call, not its outcome.
+        assert_eq!(start["event"], "start", "{start}");
+        assert_eq!(start["tool"], tool, "{start}");
+        assert_eq!(start["arguments"], serde_json::json!(args), "{start}");
+        assert_eq!(start["working_directory"], root.as_str(), "{start}");
+        assert!(start.get("exit_status").is_none(), "{start}");
+        assert_eq!(end["event"], "end", "{end}");
+        assert_eq!(end["id"], start["id"], "{end}");
+        assert_eq!(end["exit_status"], status, "{end}");
+        assert_eq!(end["error"], error, "{end}");
+        assert_eq!(end["output_bytes"], bytes, "{end}");
+        assert_eq!(end["truncated"], truncated, "{end}");
+        assert_eq!(end["redactions"], 0, "{end}");
+        assert!(end["duration_ms"].is_u64(), "{end}");
+        for rec in pair {
+            let time = rec["time"]
+                .as_str()
+                .unwrap_or_else(|| panic!("no time in {rec}"));
+            assert!(time.contains('T') && time.ends_with('Z'), "time {time}");
+        }
+        assert!(
+            ids.insert(start["id"].as_str().unwrap().to_string()),
+            "ids differ by call"
+        );
     }
 }
 
@@ -1419,7 +1443,7 @@ fn a_relative_audit_log_is_taken_from_the_config_files_folder() {
     let cfg = env.config("audit.toml", "audit_log = \"rel.jsonl\"\n");
     env.var("READBOX_CONFIG", &s(&cfg));
     env.run("cat", &["a.txt"]).ok("a\n");
-    assert_eq!(audit_lines(&env.base().join("cfg/rel.jsonl")).len(), 1);
+    assert_eq!(audit_lines(&env.base().join("cfg/rel.jsonl")).len(), 2);
     assert!(
         !env.p("rel.jsonl").exists(),
         "the log was made in the working directory"

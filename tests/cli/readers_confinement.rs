@@ -1671,7 +1671,6 @@ fn stat_echoes_the_path_as_given() {
         "d/.",
         ".",
         "sub/..",
-        odd,
     ] {
         assert_eq!(
             stat_of(&env.both("stat", &[given]))["path"],
@@ -1679,12 +1678,17 @@ fn stat_echoes_the_path_as_given() {
             "stat {given}"
         );
     }
-    // A name that is not UTF-8 comes back lossily decoded, like all output.
+    // A name with controls comes back whole in `$'…'` quoting (docs/contract.md#names).
+    assert_eq!(
+        stat_of(&env.both("stat", &[odd]))["path"],
+        r#"$'we"ird\\name\t\xe2\x80\xae\xc2\x85.txt'"#
+    );
+    // A name that is not UTF-8 comes back whole in `$'…'` quoting, like every name in output.
     let raw = OsStr::from_bytes(b"bad\xffname");
     std::fs::write(env.root().join(raw), "x").unwrap();
     assert_eq!(
         stat_of(&env.both("stat", &[raw]))["path"],
-        "bad\u{FFFD}name"
+        r"$'bad\xffname'"
     );
 }
 

@@ -35,6 +35,8 @@ pub struct Answer {
     pub output: String,
     pub error: Option<String>,
     pub truncated: bool,
+    /// The envelope's `notes` (json format), empty when it has none.
+    pub notes: Vec<String>,
     pub shown: String,
 }
 
@@ -93,6 +95,11 @@ impl TestEnv {
     pub fn var(&mut self, k: &str, v: &str) -> &mut Self {
         self.vars.push((k.to_string(), v.to_string()));
         self
+    }
+
+    /// The variables set for every call.
+    pub fn vars(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
     /// Runs later calls in `rel` (beneath root/, or absolute).
@@ -180,6 +187,12 @@ impl TestEnv {
         c
     }
 
+    /// The binary as every call starts it (clean environment, the variables, the working
+    /// directory, standard input from /dev/null), for callers that run it themselves.
+    pub fn readbox_command(&self) -> Command {
+        self.command(&Self::binary())
+    }
+
     /// `readbox WORDS...` (meta commands and multicall form).
     pub fn readbox<S: AsRef<OsStr>>(&self, words: &[S]) -> Answer {
         let mut c = self.command(&Self::binary());
@@ -199,6 +212,33 @@ impl TestEnv {
         let mut c = self.command(&self.tool_link(tool));
         c.args(args);
         self.finish(c, args)
+    }
+
+    /// `readbox TOOL ARGS...` and readbox's own peak resident memory in KiB. The child is forked
+    /// by a small Python launcher (`python3 -I -S`): a process forked from this test binary would
+    /// carry the test binary's memory in its high-water mark.
+    pub fn run_measured<S: AsRef<OsStr>>(&self, tool: &str, args: &[S]) -> (Answer, u64) {
+        const LAUNCHER: &str = "import os, sys\n\
+            rss, exe = sys.argv[1], sys.argv[2]\n\
+            pid = os.fork()\n\
+            if pid == 0:\n\
+            \x20   os.execv(exe, [exe] + sys.argv[3:])\n\
+            _, status, usage = os.wait4(pid, 0)\n\
+            open(rss, 'w').write(str(usage.ru_maxrss))\n\
+            sys.exit(os.waitstatus_to_exitcode(status))\n";
+        let rss = self.base().join("rss.txt");
+        let mut c = self.command(Path::new("python3"));
+        c.args(["-I", "-S", "-c", LAUNCHER]);
+        c.arg(&rss).arg(Self::binary()).arg(tool).args(args);
+        let mut words: Vec<&OsStr> = vec![OsStr::new(tool)];
+        words.extend(args.iter().map(AsRef::as_ref));
+        let answer = self.finish(c, &words);
+        let kib = std::fs::read_to_string(&rss)
+            .expect("the launcher wrote the peak memory")
+            .trim()
+            .parse()
+            .expect("a number of KiB");
+        (answer, kib)
     }
 
     /// Runs the call both ways, asserts that they answer alike, and returns the answer.
@@ -229,6 +269,7 @@ impl TestEnv {
             output: String::new(),
             error: None,
             truncated: false,
+            notes: Vec::new(),
             shown,
         };
         a.check_invariants(self);
@@ -295,7 +336,25 @@ impl Answer {
         let v: serde_json::Map<String, Value> = serde_json::from_str(body)
             .unwrap_or_else(|e| panic!("not JSON ({e}) for {}: {body}", self.shown));
         let keys: Vec<&str> = v.keys().map(String::as_str).collect();
-        assert_eq!(keys, ["output", "error", "truncated"], "envelope keys");
+        if keys.len() == 4 {
+            assert_eq!(
+                keys,
+                ["output", "error", "truncated", "notes"],
+                "envelope keys"
+            );
+            let notes = v["notes"].as_array().expect("notes is an array");
+            assert!(!notes.is_empty(), "notes is present only when non-empty");
+            self.notes = notes
+                .iter()
+                .map(|n| {
+                    let n = n.as_str().expect("a note is a string");
+                    assert!(!n.contains('\n'), "a note is one line");
+                    n.to_string()
+                })
+                .collect();
+        } else {
+            assert_eq!(keys, ["output", "error", "truncated"], "envelope keys");
+        }
         self.output = v["output"]
             .as_str()
             .expect("output is a string")

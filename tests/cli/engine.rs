@@ -1,0 +1,321 @@
+//! The output engine (docs/contract.md#envelope, #notes, #limits): memory that does not grow with
+//! the caps, the deadline while output streams, the whole-line cut, tail's end, the continuation
+//! notes, and the audit log's two lines.
+
+use std::time::{Duration, Instant};
+
+use crate::support::{Answer, TestEnv};
+
+const GIB: &str = "1073741824";
+
+/// A line of 62 bytes that grep's `needle` matches.
+const LINE: &str = "the quick brown fox jumps over the lazy dog 0123456789 needle\n";
+
+/// Writes `rel` as LINE repeated to at least `bytes`; returns the number of lines.
+fn big_file(env: &TestEnv, rel: &str, bytes: usize) -> usize {
+    let n = bytes / LINE.len() + 1;
+    env.write(rel, LINE.repeat(n));
+    n
+}
+
+/// The caps raised far above what any of these calls produces.
+fn raised(env: &mut TestEnv) {
+    env.var("READBOX_MAX_OUTPUT_BYTES", GIB)
+        .var("READBOX_MAX_READ_BYTES", GIB)
+        .var("READBOX_TIMEOUT", "120");
+}
+
+/// A bound far above readbox's own needs (a few MiB) and below the 24 MiB of output the calls
+/// below produce: an engine that held its output would pass it.
+const MEMORY_BOUND_KIB: u64 = 16 * 1024;
+
+#[test]
+fn memory_does_not_grow_with_the_caps() {
+    let mut env = TestEnv::new();
+    raised(&mut env);
+    let n = big_file(&env, "big.txt", 24 << 20);
+    let (cat, kib) = env.run_measured("cat", &["big.txt"]);
+    assert_eq!(cat.output.len(), n * LINE.len());
+    assert!(!cat.truncated);
+    assert!(kib < MEMORY_BOUND_KIB, "cat: peak memory {kib} KiB");
+    let (grep, kib) = env.run_measured("grep", &["needle", "big.txt"]);
+    assert_eq!(grep.output.lines().count(), n);
+    assert!(grep.output.ends_with(&format!("big.txt:{n}:{}", LINE)));
+    assert!(kib < MEMORY_BOUND_KIB, "grep: peak memory {kib} KiB");
+    // A directory search hands a file with many matches back to the printing thread.
+    env.write("d/big.txt", LINE.repeat(n));
+    let (grep, kib) = env.run_measured("grep", &["needle", "d"]);
+    assert_eq!(grep.output.lines().count(), n);
+    assert!(
+        kib < MEMORY_BOUND_KIB,
+        "grep in a directory: peak memory {kib} KiB"
+    );
+    for tool in ["head", "tail"] {
+        let (a, kib) = env.run_measured(tool, &["big.txt", "10000"]);
+        assert_eq!(a.output, LINE.repeat(10000), "{tool}");
+        assert!(kib < MEMORY_BOUND_KIB, "{tool}: peak memory {kib} KiB");
+    }
+}
+
+#[test]
+fn the_deadline_holds_while_output_streams() {
+    let mut env = TestEnv::new();
+    let f = std::fs::File::create(env.p("sparse.bin")).unwrap();
+    f.set_len(1 << 40).unwrap();
+    env.var("READBOX_TIMEOUT", "0.3")
+        .var("READBOX_MAX_OUTPUT_BYTES", GIB)
+        .var("READBOX_MAX_READ_BYTES", "4398046511104");
+    let start = Instant::now();
+    let a = env.run("cat", &["sparse.bin"]);
+    // Generous: the contract's bound is 0.5 s after the deadline, on a loaded machine too.
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    a.fails("timeout", "0.3 s");
+    assert!(!a.output.is_empty() && a.output.bytes().all(|b| b == 0));
+}
+
+#[test]
+fn grep_keeps_the_matches_of_earlier_files_at_the_deadline() {
+    let mut env = TestEnv::new();
+    env.write("a.txt", "one\nneedle here\nthree\n");
+    // Text at the start (so not binary), then a hole of 1 TiB: searching it outlasts the call.
+    env.write("b.txt", "text line without the word\n".repeat(400));
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(env.p("b.txt"))
+        .unwrap();
+    f.set_len(1 << 40).unwrap();
+    env.var("READBOX_TIMEOUT", "1")
+        .var("READBOX_MAX_OUTPUT_BYTES", GIB)
+        .var("READBOX_MAX_READ_BYTES", "4398046511104");
+    for args in [&["needle", "."][..], &["needle"][..]] {
+        let a = env.run("grep", args);
+        a.fails("timeout", "1 s");
+        assert_eq!(a.output, "a.txt:2:needle here\n");
+    }
+}
+
+/// 199 lines of varying length, some with two-byte characters, so no cap falls on a line end by
+/// chance.
+fn varied_lines() -> String {
+    (1..200)
+        .map(|i| format!("line {i:03} {}{}\n", "x".repeat(i % 7), "é".repeat(i % 3)))
+        .collect()
+}
+
+/// The longest prefix of `text` made of whole lines within `cap` bytes.
+fn whole_lines(text: &str, cap: usize) -> &str {
+    let end = text.as_bytes()[..cap.min(text.len())]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    &text[..end]
+}
+
+fn cut_to(env: &mut TestEnv, cap: usize) {
+    env.var("READBOX_MAX_OUTPUT_BYTES", &cap.to_string());
+}
+
+#[test]
+fn output_is_cut_after_the_last_whole_line_that_fits() {
+    let text = varied_lines();
+    for cap in [100, 257, 1000, 2049, text.len() - 1] {
+        let mut env = TestEnv::new();
+        env.write("f.txt", &text);
+        cut_to(&mut env, cap);
+        for tool in ["cat", "head"] {
+            let args: &[&str] = if tool == "head" {
+                &["f.txt", "10000"]
+            } else {
+                &["f.txt"]
+            };
+            let a = env.both(tool, args);
+            a.ok(whole_lines(&text, cap));
+            assert!(a.truncated && !a.notes.is_empty(), "{tool} with cap {cap}");
+        }
+        let grep_full: String = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| format!("f.txt:{}:{l}\n", i + 1))
+            .collect();
+        let a = env.both("grep", &["line", "f.txt"]);
+        a.ok(whole_lines(&grep_full, cap));
+        assert!(a.truncated);
+    }
+}
+
+#[test]
+fn only_a_first_or_long_line_is_cut_inside() {
+    let mut env = TestEnv::new();
+    env.write("e.txt", "ab\u{20ac}cd\nsecond\n");
+    for (cap, want) in [
+        (1, "a"),
+        (4, "ab"),
+        (5, "ab\u{20ac}"),
+        (7, "ab\u{20ac}cd"),
+        (8, "ab\u{20ac}cd\n"),
+        (13, "ab\u{20ac}cd\n"),
+    ] {
+        cut_to(&mut env, cap);
+        let a = env.both("cat", &["e.txt"]);
+        a.ok(want);
+        assert!(a.truncated, "cap {cap}");
+    }
+    // A line over 64 KiB is cut at the cap; one under it is left out whole.
+    let mut env = TestEnv::new();
+    env.write("long.txt", format!("short\n{}\nend\n", "y".repeat(70_000)));
+    env.write("mid.txt", format!("short\n{}\nend\n", "y".repeat(50_000)));
+    env.var("READBOX_MAX_OUTPUT_BYTES", "40000")
+        .var("READBOX_MAX_READ_BYTES", "1048576");
+    env.both("cat", &["long.txt"])
+        .ok(&format!("short\n{}", "y".repeat(39_994)));
+    env.both("cat", &["mid.txt"]).ok("short\n");
+}
+
+#[test]
+fn tail_keeps_the_last_whole_lines_that_fit() {
+    let mut log: String = (1..=300)
+        .map(|i| format!("INFO request {i:04} ok {}\n", "x".repeat(40)))
+        .collect();
+    log.push_str("FATAL: connection pool exhausted\n");
+    let mut env = TestEnv::new();
+    env.write("app.log", &log);
+    cut_to(&mut env, 1024);
+    let lines: Vec<&str> = log.split_inclusive('\n').collect();
+    let a = env.both("tail", &["app.log", "50"]);
+    a.ok(&lines[285..].concat());
+    assert!(a.truncated && !a.notes.is_empty());
+    assert!(a.output.ends_with("FATAL: connection pool exhausted\n"));
+    env.both("tail", &["app.log", "10"])
+        .ok(&lines[291..].concat());
+
+    // One line far longer than the cap: its end, cut to the cap.
+    let mut env = TestEnv::new();
+    let line = format!("{}END\n", "a".repeat(1 << 20));
+    env.write("one.txt", &line);
+    cut_to(&mut env, 100);
+    let a = env.both("tail", &["one.txt", "1"]);
+    a.ok(&line[line.len() - 100..]);
+    assert!(a.truncated);
+}
+
+/// The `cat PATH K` of a note, if one gives it.
+fn continuation(a: &Answer, path: &str) -> Option<u64> {
+    a.notes.iter().find_map(|n| {
+        let at = n.find(&format!("cat {path} "))?;
+        let rest = &n[at + 5 + path.len()..];
+        rest.split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    })
+}
+
+#[test]
+fn the_continuation_note_reads_the_whole_file_page_by_page() {
+    let data = format!("{}no final newline", varied_lines());
+    let mut env = TestEnv::new();
+    env.write("app.log", &data);
+    cut_to(&mut env, 500);
+    let (mut got, mut k, mut calls) = (String::new(), None::<u64>, 0);
+    loop {
+        let from = k.map(|k| k.to_string());
+        let mut args = vec!["app.log"];
+        args.extend(from.as_deref());
+        let a = env.both("cat", &args);
+        assert_eq!(a.error, None);
+        got.push_str(&a.output);
+        calls += 1;
+        if !a.truncated {
+            break;
+        }
+        let next = continuation(&a, "app.log").expect("a truncated cat has a note with cat PATH K");
+        // K is the first line not shown.
+        assert_eq!(next as usize, data[..got.len()].matches('\n').count() + 1);
+        k = Some(next);
+        assert!(calls < 40);
+    }
+    assert_eq!(got, data);
+    assert!(calls > 3);
+
+    // head's note gives the cat call that continues it.
+    let a = env.both("head", &["app.log", "100"]);
+    let k = continuation(&a, "app.log").expect("a note with cat PATH K");
+    assert_eq!(k as usize, a.output.matches('\n').count() + 1);
+    env.var("READBOX_MAX_OUTPUT_BYTES", "1048576");
+    let rest = env.both("cat", &["app.log", &k.to_string()]);
+    assert_eq!(format!("{}{}", a.output, rest.output), data);
+}
+
+#[test]
+fn notes_are_absent_from_ordinary_calls_and_go_to_stderr_in_text_format() {
+    let mut env = TestEnv::new();
+    env.write("a.txt", "one\ntwo\n");
+    for tool in ["cat", "head", "tail", "wc", "stat"] {
+        assert!(env.both(tool, &["a.txt"]).notes.is_empty(), "{tool}");
+    }
+    env.write("f.txt", varied_lines());
+    cut_to(&mut env, 300);
+    let json = env.both("cat", &["f.txt"]);
+    env.var("READBOX_FORMAT", "text");
+    let text = env.both("cat", &["f.txt"]);
+    let stderr = String::from_utf8(text.stderr.clone()).unwrap();
+    let lines: Vec<&str> = stderr.lines().collect();
+    let notes: Vec<String> = json
+        .notes
+        .iter()
+        .map(|n| format!("cat: note: {n}"))
+        .collect();
+    assert_eq!(lines[..lines.len() - 1], notes);
+    assert_eq!(lines.last(), Some(&"cat: output truncated at 300 bytes"));
+}
+
+#[test]
+fn cat_from_line_starts_at_that_line() {
+    let env = TestEnv::new();
+    env.write("f.txt", "one\ntwo\r\nthree\nfour");
+    env.write("empty", "");
+    for (k, want) in [
+        ("1", "one\ntwo\r\nthree\nfour"),
+        ("2", "two\r\nthree\nfour"),
+        ("4", "four"),
+        ("5", ""),
+        ("99999999999", ""),
+    ] {
+        env.both("cat", &["f.txt", k]).ok(want);
+    }
+    env.both("cat", &["empty", "2"]).ok("");
+    for bad in ["0", "x", "1.5", "+2"] {
+        env.both("cat", &["f.txt", bad]).fails("usage", "FROM_LINE");
+    }
+    env.both("cat", &["nope", "2"]).fails("not found", "nope");
+}
+
+#[test]
+fn the_audit_start_line_survives_the_deadline() {
+    let mut env = TestEnv::new();
+    let f = std::fs::File::create(env.p("sparse.bin")).unwrap();
+    f.set_len(1 << 40).unwrap();
+    let log = env.base().join("audit.jsonl");
+    let cfg = env.config(
+        "audit.toml",
+        &format!("audit_log = {:?}\n", log.display().to_string()),
+    );
+    env.var("READBOX_CONFIG", cfg.to_str().unwrap())
+        .var("READBOX_TIMEOUT", "0.5")
+        .var("READBOX_MAX_READ_BYTES", "4398046511104");
+    env.run("wc", &["sparse.bin"]).fails("timeout", "0.5 s");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["event"], "start");
+    assert_eq!(lines[0]["tool"], "wc");
+    assert_eq!(lines[1]["id"], lines[0]["id"]);
+    assert_eq!(lines[1]["exit_status"], 2);
+}
