@@ -49,6 +49,8 @@ use crate::error::{Error, Result, shown};
 
 mod bracket;
 
+pub use bracket::Ticket;
+
 /// Components left in a path that cannot be walked further, beyond which the rest is not
 /// examined (a path the kernel accepts holds at most 4096 bytes, so at most 2048 components).
 const MAX_COMPONENTS: usize = 4096;
@@ -279,7 +281,7 @@ pub struct Gate {
     options: Options,
     /// Directories that a walk read entries or files through, not yet found again at their place
     /// since (see [`Gate::settle`]).
-    pending: Mutex<Vec<bracket::Place>>,
+    pending: Mutex<bracket::Waiting>,
 }
 
 /// Where the walk of a path stands.
@@ -368,7 +370,7 @@ impl Gate {
             excludes,
             workdir,
             options,
-            pending: Mutex::new(Vec::new()),
+            pending: Mutex::new(bracket::Waiting::default()),
         })
     }
 

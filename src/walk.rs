@@ -95,7 +95,7 @@ fn open_level(
             if read.is_err() {
                 ctx.gate.settle(shown)?;
             } else {
-                ctx.gate.settle_if(false, shown)?;
+                ctx.gate.settle_for(None, shown)?;
             }
         }
     }

@@ -38,12 +38,45 @@ const MAX_PENDING: usize = 256;
 /// whether files were read through it (else it was only listed). No handle is kept, so waiting
 /// directories hold no file descriptor.
 #[derive(Debug)]
-pub(super) struct Place {
+struct Place {
     root: usize,
     rel: PathBuf,
     stat: Stat,
     files_read: bool,
 }
+
+/// The directories a walk read through and has not found again yet, and the tickets of reads.
+#[derive(Debug, Default)]
+pub(super) struct Waiting {
+    places: Vec<Place>,
+    /// The ticket of the next read.
+    next: u64,
+    /// Every read with a ticket below this was covered by a settle.
+    covered: u64,
+}
+
+impl Waiting {
+    fn add(&mut self, dir: &Node, files_read: bool) {
+        match self
+            .places
+            .iter_mut()
+            .find(|d| same(&d.stat, &dir.stat) && d.root == dir.root && d.rel == dir.rel)
+        {
+            Some(place) => place.files_read |= files_read,
+            None => self.places.push(Place {
+                root: dir.root,
+                rel: dir.rel.clone(),
+                stat: dir.stat,
+                files_read,
+            }),
+        }
+    }
+}
+
+/// A read made through a directory's handle, in the order reads were recorded
+/// ([`Gate::read_through`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ticket(u64);
 
 fn same(a: &Stat, b: &Stat) -> bool {
     a.st_dev == b.st_dev && a.st_ino == b.st_ino
@@ -116,35 +149,26 @@ impl Gate {
         }
     }
 
-    /// Records that a walk read a file through the handle of directory `dir`. What came from the
-    /// read may be used once `dir` was found again ([`Gate::settle_if`], [`Gate::settle`]); until
-    /// then it is pending. Safe to call from several threads.
-    pub fn read_through(&self, dir: &Node) {
-        self.wait(dir, true);
+    /// Records that a walk read a file through the handle of directory `dir`, and returns the
+    /// read's ticket. What came from the read may be used once `dir` was found again since
+    /// ([`Gate::settle_for`], [`Gate::settle`]); until then it is pending. Safe to call from
+    /// several threads.
+    pub fn read_through(&self, dir: &Node) -> Ticket {
+        let mut waiting = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        waiting.add(dir, true);
+        waiting.next += 1;
+        Ticket(waiting.next - 1)
     }
 
     /// Records that a walk listed directory `dir` and will use the listing only through files
     /// read in it and through its subdirectories (each found again on its own): it waits, as
-    /// [`Gate::read_through`], but an output needs it found again only once files were read
+    /// after [`Gate::read_through`], but output needs it found again only once files were read
     /// through it; the final [`Gate::settle`] finds it again in any case.
     pub fn listed(&self, dir: &Node) {
-        self.wait(dir, false);
-    }
-
-    fn wait(&self, dir: &Node, files_read: bool) {
-        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        match pending
-            .iter_mut()
-            .find(|d| same(&d.stat, &dir.stat) && d.root == dir.root && d.rel == dir.rel)
-        {
-            Some(place) => place.files_read |= files_read,
-            None => pending.push(Place {
-                root: dir.root,
-                rel: dir.rel.clone(),
-                stat: dir.stat,
-                files_read,
-            }),
-        }
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .add(dir, false);
     }
 
     /// Finds again every waiting directory (one lookup per directory, however many files were
@@ -159,22 +183,24 @@ impl Gate {
         self.settle_where(shown, |_| true)
     }
 
-    /// Before output that came from files: finds again, when `output` is true, the waiting
-    /// directories that files were read through (those only listed can wait for the final
-    /// settle); and every waiting directory once many wait.
+    /// Before output that came from the read with `ticket` (if any): finds again the waiting
+    /// directories that files were read through, unless a settle begun after that read already
+    /// did (one settle covers every read done before it, however late its result is printed);
+    /// and every waiting directory once many wait.
     ///
     /// # Errors
     /// As [`Gate::settle`].
-    pub fn settle_if(&self, output: bool, shown: &str) -> Result<()> {
-        let many = self
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
-            >= MAX_PENDING;
+    pub fn settle_for(&self, ticket: Option<Ticket>, shown: &str) -> Result<()> {
+        let (many, covered) = {
+            let waiting = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            (
+                waiting.places.len() >= MAX_PENDING,
+                ticket.is_none_or(|t| t.0 < waiting.covered),
+            )
+        };
         if many {
             self.settle(shown)
-        } else if output {
+        } else if !covered {
             self.settle_where(shown, |p| p.files_read)
         } else {
             Ok(())
@@ -182,11 +208,13 @@ impl Gate {
     }
 
     fn settle_where(&self, shown: &str, due: impl Fn(&Place) -> bool) -> Result<()> {
-        let places: Vec<Place> = {
-            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            let (due, rest) = std::mem::take(&mut *pending).into_iter().partition(due);
-            *pending = rest;
-            due
+        let (places, through) = {
+            let mut waiting = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            let (due, rest) = std::mem::take(&mut waiting.places)
+                .into_iter()
+                .partition(due);
+            waiting.places = rest;
+            (due, waiting.next)
         };
         for p in &places {
             match self.refind(p.root, &p.rel, &p.stat) {
@@ -195,6 +223,9 @@ impl Gate {
                 Err(e) => return Err(Error::io(shown, &errno_io(e))),
             }
         }
+        // Every read with a ticket below `through` was waiting then, or had been settled.
+        let mut waiting = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        waiting.covered = waiting.covered.max(through);
         Ok(())
     }
 

@@ -33,7 +33,7 @@ use crate::error::{Error, shown};
 use crate::names::quoted;
 use crate::read::{Ahead, BLOCK, Batch, Filter, Lines, charge_lines};
 use crate::redact::{Shown, Tally};
-use crate::resolve::{Kind as K, Node};
+use crate::resolve::{Kind as K, Node, Ticket};
 use crate::walk::{Entry, Ignores, Skipped, display_prefix, walk_for_contents};
 
 /// Bytes at the start of a file that decide whether it is binary (docs/contract.md#tools, as
@@ -248,6 +248,8 @@ struct Found {
     binary: bool,
     /// The secrets redacted in what was searched.
     tally: Option<Tally>,
+    /// The read, for the check that must follow it before its lines are printed.
+    ticket: Option<Ticket>,
 }
 
 /// The limits as they stood when a file's search began: the search can stop once it is past
@@ -666,7 +668,7 @@ fn search_job(
     };
     let size = u64::try_from(node.stat().st_size).unwrap_or(0);
     let mut lines = Lines::new(file, Some(size), &shown(&job.display));
-    let found = match probe_binary(&mut lines) {
+    let mut found = match probe_binary(&mut lines) {
         Ok((false, _)) => {
             let filter = Filter::new(ctx.policy.redact);
             search
@@ -681,7 +683,7 @@ fn search_job(
         Err(_) => Found::default(),
     };
     // What was read is used once the directory is found again at its place.
-    ctx.gate.read_through(&job.dir);
+    found.ticket = Some(ctx.gate.read_through(&job.dir));
     found
 }
 
@@ -700,30 +702,23 @@ struct Printer<'c, 'a> {
     search: &'c Search,
     held: &'c AtomicUsize,
     next: usize,
-    /// Each result with the number of settles done before it arrived.
-    waiting: BTreeMap<usize, (Vec<u8>, Found, u64)>,
-    /// Settles done so far (see `take`).
-    settles: u64,
+    waiting: BTreeMap<usize, (Vec<u8>, Found)>,
     found: bool,
     binary: usize,
 }
 
 impl Printer<'_, '_> {
     fn take(&mut self, index: usize, display: Vec<u8>, f: Found) -> Result<(), Stop> {
-        self.waiting.insert(index, (display, f, self.settles));
-        while let Some((display, f, arrived)) = self.waiting.remove(&self.next) {
+        self.waiting.insert(index, (display, f));
+        while let Some((display, f)) = self.waiting.remove(&self.next) {
             self.next += 1;
             // Lines, or a stop, come only from files whose directory was found again at its
-            // place since they were read: by a settle begun after the result arrived, which
-            // covers every result that had arrived by then.
+            // place since they were read.
             let used =
                 !f.out.is_empty() || f.rest.is_some() || f.consumed > self.ctx.budget.read_left();
-            if used && arrived == self.settles {
-                self.ctx.gate.settle_if(true, self.shown)?;
-                self.settles += 1;
-            } else {
-                self.ctx.gate.settle_if(false, self.shown)?;
-            }
+            self.ctx
+                .gate
+                .settle_for(f.ticket.filter(|_| used), self.shown)?;
             let held = f.out.len();
             let printed = self.emit(&display, f);
             self.held.fetch_sub(held, Ordering::Relaxed);
@@ -846,7 +841,6 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         held: &held,
         next: 0,
         waiting: BTreeMap::new(),
-        settles: 0,
         found: false,
         binary: 0,
     };
