@@ -444,19 +444,82 @@ pub fn quote(w: &str) -> String {
     }
 }
 
+/// The fields of `call`'s JSON object, each name at most once. serde_json's own map keeps the
+/// last of repeated names silently; a call that names a parameter twice is ambiguous, so it is
+/// refused. Values are kept as JSON (serde_json bounds their nesting).
+struct Fields(serde_json::Map<String, Json>);
+
+/// Why `call`'s JSON was refused, before it is put in words.
+#[derive(Debug)]
+enum Refusal {
+    NotAnObject,
+    Duplicate(String),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::NotAnObject => f.write_str("expected a JSON object of named parameters"),
+            Refusal::Duplicate(k) => write!(f, "field '{k}' is given twice"),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Fields {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Fields, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Fields;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object of named parameters")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Fields, A::Error> {
+                let mut fields = serde_json::Map::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    let value: Json = map.next_value()?;
+                    if fields.contains_key(&key) {
+                        return Err(serde::de::Error::custom(Refusal::Duplicate(key)));
+                    }
+                    fields.insert(key, value);
+                }
+                Ok(Fields(fields))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
+/// Reads `call`'s JSON text as an object of fields.
+fn fields_of(text: &[u8]) -> std::result::Result<serde_json::Map<String, Json>, String> {
+    use serde_json::error::Category;
+    match serde_json::from_slice::<Fields>(text) {
+        Ok(Fields(fields)) => Ok(fields),
+        // The visitor's own refusals and a document that is not an object.
+        Err(e) if e.classify() == Category::Data => {
+            let text = e.to_string();
+            let text = text.split(" at line ").next().unwrap_or(&text);
+            if text.starts_with("invalid type") {
+                Err(Refusal::NotAnObject.to_string())
+            } else {
+                Err(text.to_string())
+            }
+        }
+        Err(e) => Err(format!("not valid JSON: {e}")),
+    }
+}
+
 /// Parses the named form of `readbox call TOOL JSON` (SPEC §2): one JSON object whose fields are
 /// the parameter names with JSON types; `null` means the default.
 ///
 /// # Errors
-/// `usage:` for text that is not a JSON object, an unknown or mistyped field, a missing required
-/// field, or a value out of range.
+/// `usage:` for text that is not a JSON object, an unknown, repeated or mistyped field, a missing
+/// required field, or a value out of range.
 pub fn parse_json(tool: &Tool, text: &[u8]) -> Result<Args> {
     let usage = |msg: String| Error::Usage(format!("call {}: {msg}", tool.name));
-    let doc: Json =
-        serde_json::from_slice(text).map_err(|e| usage(format!("not valid JSON: {e}")))?;
-    let Json::Object(fields) = doc else {
-        return Err(usage("expected a JSON object of named parameters".into()));
-    };
+    let fields = fields_of(text).map_err(usage)?;
     if let Some(k) = fields
         .keys()
         .find(|k| !tool.params.iter().any(|p| p.name == k.as_str()))
@@ -646,6 +709,7 @@ mod tests {
             "{}",
             "[1]",
             r#"{"x":1,"path":"f"}"#,
+            r#"{"path":"f","path":"g"}"#,
         ] {
             assert!(parse_json(head, bad.as_bytes()).is_err(), "{bad}");
         }
@@ -655,5 +719,34 @@ mod tests {
                 .int(1),
             10
         );
+    }
+
+    #[test]
+    fn json_form_refuses_repeated_fields_and_non_objects_by_name() {
+        let cat = by_name("cat").unwrap();
+        let m = |text: &str| match parse_json(cat, text.as_bytes()) {
+            Err(Error::Usage(m)) => m,
+            other => panic!("expected a usage error for {text}, got {other:?}"),
+        };
+        assert_eq!(
+            m(r#"{"path":"a","path":"b"}"#),
+            "call cat: field 'path' is given twice"
+        );
+        // Also when the first value is null (the default) or of another type.
+        assert_eq!(
+            m(r#"{"path":null,"from_line":1,"path":"b"}"#),
+            "call cat: field 'path' is given twice"
+        );
+        assert_eq!(
+            m("[1]"),
+            "call cat: expected a JSON object of named parameters"
+        );
+        assert_eq!(
+            m("\"x\""),
+            "call cat: expected a JSON object of named parameters"
+        );
+        assert!(m("{").starts_with("call cat: not valid JSON: "));
+        let deep = format!("{{\"path\":{}{}}}", "[".repeat(60_000), "]".repeat(60_000));
+        assert!(m(&deep).contains("recursion limit"), "{}", m(&deep));
     }
 }

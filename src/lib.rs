@@ -15,6 +15,7 @@
 //!   with the lock.
 //! - [`args`]: the positional parser of every tool, flag refusals with hints, `call`'s JSON form.
 //! - [`resolve`]: the gate, the only way to reach an object on disk.
+//! - [`glob`]: the length and nesting bounds of every glob.
 //! - [`walk`]: the one directory walker (sorted, never follows links, prunes excludes).
 //! - [`read`]: reading content within the read budget, line by line.
 //! - [`envelope`]: the only writer of stdout.
@@ -30,6 +31,7 @@ pub mod audit;
 pub mod dispatch;
 pub mod envelope;
 pub mod error;
+pub mod glob;
 pub mod limits;
 pub mod mcp;
 pub mod meta;
@@ -186,16 +188,13 @@ pub fn run(argv: Vec<OsString>) -> i32 {
     let _ = CURRENT.set(call.clone());
     let (error, status) = match open_gate(&policy) {
         Err(e) => (Some(e), EXIT_ERROR),
-        Ok(mut gate) => {
+        Ok(gate) => {
             // Landlock before any other thread exists: threads started later inherit it.
             let enforcement = if meta == Some(Meta::Install) {
                 Enforcement::None("install makes links, so it runs unrestricted".into())
             } else {
                 sandbox::restrict(&gate.root_handles())
             };
-            if matches!(enforcement, Enforcement::Full | Enforcement::Partial) {
-                gate.set_landlocked();
-            }
             if policy.require_sandbox && matches!(enforcement, Enforcement::None(_)) {
                 let e = Error::Config(format!(
                     "sandbox: \"require\" is set, but Landlock is {}",

@@ -233,7 +233,10 @@ fn check_excludes(origin: &Origin, patterns: &[String]) -> Result<()> {
         origin.error(
             "exclude_patterns",
             "READBOX_EXCLUDE",
-            format!("pattern '{p}' does not compile: {why}"),
+            format!(
+                "pattern '{}' is not a valid glob: {why}",
+                crate::error::shown(p.as_bytes())
+            ),
         )
     })
 }
@@ -262,17 +265,21 @@ const MAX_CONFIG_BYTES: u64 = 1 << 20;
 /// Reads a config file: a regular file of at most [`MAX_CONFIG_BYTES`], opened without blocking
 /// (a FIFO, a device or standard input named as a config file is refused, never waited on).
 fn read_config(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32)
         .open(path)?;
-    let md = file.metadata()?;
-    if !md.is_file() {
+    if !file.metadata()?.is_file() {
         return Err(std::io::Error::other("not a regular file"));
     }
-    if md.len() > MAX_CONFIG_BYTES {
+    read_bounded(file)
+}
+
+/// Reads an open config file, refusing one larger than [`MAX_CONFIG_BYTES`].
+fn read_bounded(file: std::fs::File) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    if file.metadata()?.len() > MAX_CONFIG_BYTES {
         return Err(std::io::Error::other("larger than 1 MiB"));
     }
     let mut text = Vec::new();
@@ -280,19 +287,72 @@ fn read_config(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(text)
 }
 
+/// `config: PATH: cannot read: WHY`.
+fn unreadable(path: &Path, why: &str) -> Error {
+    Error::Config(format!("{}: cannot read: {why}", path.display()))
+}
+
 fn parse_file(path: &Path, is_system: bool) -> Result<Option<Layer>> {
-    let origin = Origin::File(path.to_path_buf());
-    let text = match read_config(path) {
-        Ok(t) => t,
-        Err(e) if is_system && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(Error::Config(format!(
-                "{}: cannot read: {}",
-                path.display(),
-                crate::error::describe_io(&e)
-            )));
-        }
+    match read_config(path) {
+        Ok(text) => parse_text(path, text).map(Some),
+        Err(e) if is_system && e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(unreadable(path, &crate::error::describe_io(&e))),
+    }
+}
+
+/// Reads the file that `READBOX_CONFIG` names under a lock (docs/contract.md#lock): only when it
+/// lies beneath a locked root and is not excluded, as the gate decides for a tool's path, and
+/// through the handle the gate checked. Otherwise the answer is always the same,
+/// `config: READBOX_CONFIG: denied`, whether or not the file exists or can be read, and nothing
+/// from it appears. Beneath a root, a missing or unreadable file is reported as for any config
+/// file. A relative name is taken from the current directory, as an unlocked one is.
+fn parse_locked_config(
+    given: &OsStr,
+    bounds: &Bounds,
+    excludes: &[String],
+    cwd: Option<&Path>,
+) -> Result<Layer> {
+    use std::os::unix::ffi::OsStrExt;
+    let denied = || Error::Config("READBOX_CONFIG: denied".into());
+    let path = Path::new(given);
+    let workdir = match cwd.map(std::fs::canonicalize) {
+        Some(Ok(c)) => c,
+        _ if path.is_absolute() => PathBuf::from("/"),
+        _ => return Err(denied()),
     };
+    let excludes = Excludes::new(excludes).map_err(|_| denied())?;
+    let options = crate::resolve::Options {
+        deny_hardlinks: bounds.deny_hardlinks != Some(false),
+        cross_mounts: bounds.cross_mounts,
+    };
+    let gate = crate::resolve::Gate::new(&bounds.roots, excludes, workdir, options)
+        .map_err(|_| denied())?;
+    // The gate's errors name the path as given: what follows it is the reason.
+    let reason = |e: Error, shown: &str| match e {
+        Error::NotFound(_) => Ok("no such file or directory".to_string()),
+        Error::NotADirectory(_) => Ok("not a directory".to_string()),
+        Error::NotAFile(_) => Ok("not a regular file".to_string()),
+        Error::Io(m) => Ok(m
+            .strip_prefix(&format!("{shown}: "))
+            .unwrap_or("input/output error")
+            .to_string()),
+        _ => Err(denied()),
+    };
+    let shown = crate::error::shown(given.as_bytes());
+    let node = match gate.resolve(given.as_bytes()) {
+        Ok(node) => node,
+        Err(e) => return Err(unreadable(path, &reason(e, &shown)?)),
+    };
+    let file = match gate.open_read(&node, &shown) {
+        Ok(file) => file,
+        Err(e) => return Err(unreadable(path, &reason(e, &shown)?)),
+    };
+    let text = read_bounded(file).map_err(|e| unreadable(path, &crate::error::describe_io(&e)))?;
+    parse_text(path, text)
+}
+
+fn parse_text(path: &Path, text: Vec<u8>) -> Result<Layer> {
+    let origin = Origin::File(path.to_path_buf());
     let text = String::from_utf8(text)
         .map_err(|_| Error::Config(format!("{}: not valid UTF-8", path.display())))?;
     let table: toml::Table = toml::from_str(&text).map_err(|e| {
@@ -399,7 +459,7 @@ fn parse_file(path: &Path, is_system: bool) -> Result<Option<Layer>> {
             }
         }
     }
-    Ok(Some(layer))
+    Ok(layer)
 }
 
 fn parse_env(vars: &BTreeMap<String, OsString>) -> Result<Layer> {
@@ -576,21 +636,30 @@ impl Policy {
         let mut explicit_roots: Option<Vec<PathBuf>> = None;
         let mut bounds: Option<Bounds> = None;
 
-        let mut layers = Vec::new();
-        if let Some(l) = parse_file(&inputs.system_file, true)? {
-            if l.lock == Some(true) {
-                check_system_owner(&inputs.system_file)?;
-            }
-            layers.push(l);
+        let mut system = parse_file(&inputs.system_file, true)?;
+        if system.as_ref().is_some_and(|l| l.lock == Some(true)) {
+            check_system_owner(&inputs.system_file)?;
         }
-        if let Some(f) = inputs.vars.get("READBOX_CONFIG").filter(|v| !v.is_empty()) {
-            if let Some(l) = parse_file(Path::new(f), false)? {
-                layers.push(l);
-            }
-        }
-        layers.push(parse_env(&inputs.vars)?);
-
-        for layer in layers {
+        let config_var = inputs.vars.get("READBOX_CONFIG").filter(|v| !v.is_empty());
+        // Each layer is merged before the next is read: whether the system file locked decides
+        // how READBOX_CONFIG may be read.
+        for stage in 0.. {
+            let layer = match stage {
+                0 => system.take(),
+                1 => match (config_var, &bounds) {
+                    (None, _) => None,
+                    (Some(f), None) => parse_file(Path::new(f), false)?,
+                    (Some(f), Some(b)) => Some(parse_locked_config(
+                        f,
+                        b,
+                        &p.excludes,
+                        inputs.cwd.as_deref(),
+                    )?),
+                },
+                2 => Some(parse_env(&inputs.vars)?),
+                _ => break,
+            };
+            let Some(layer) = layer else { continue };
             let o = &layer.origin;
             let mut set = |key: &'static str| {
                 p.sources.insert(key, o.source(var_of(key)));
@@ -833,8 +902,10 @@ impl Policy {
         // A root beneath an excluded name (`~/.ssh`), or beneath an excluded path of a locked
         // root (`.git/config` for a root narrowed to `.git`), would serve what is excluded: it
         // fails closed (THREATS.md point 5).
-        let excludes = Excludes::new(&p.excludes)
-            .map_err(|(pat, why)| Error::Config(format!("exclude_patterns: '{pat}': {why}")))?;
+        let excludes = Excludes::new(&p.excludes).map_err(|(pat, why)| {
+            let pat = crate::error::shown(pat.as_bytes());
+            Error::Config(format!("exclude_patterns: '{pat}': {why}"))
+        })?;
         for r in &p.roots {
             let shown = |why: &str| {
                 let source = p
@@ -1287,6 +1358,70 @@ mod tests {
             matches!(&e, Err(Error::Config(m)) if m.contains("excluded")),
             "{e:?}"
         );
+    }
+
+    #[test]
+    fn under_a_locked_system_file_readbox_config_is_read_only_beneath_its_roots() {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!("skipped: a locked system file must be owned by root");
+            return;
+        }
+        let f = Fixture::new();
+        let mut base = f.inputs(&[]);
+        base.system_file = f.file(
+            "system.toml",
+            &format!("lock = true\nallowed_directories = [{:?}]\n", f.p("root")),
+        );
+        let with = |config: &str| {
+            let mut i = base.clone();
+            i.vars
+                .insert("READBOX_CONFIG".into(), OsString::from(config));
+            Policy::load_from(&i)
+        };
+        let outside = f.file(
+            "outside/c.toml",
+            "max_output_bytes = 5\nSECRET_KEY_NAME = 1\n",
+        );
+        let broken = f.file("outside/broken.toml", "not toml at all [\n");
+        f.file("root/.env", "max_output_bytes = 5\n");
+        std::os::unix::fs::symlink(&outside, f.p("root/link.toml")).unwrap();
+        std::fs::create_dir(f.p("root/dir.toml")).unwrap();
+        let missing_outside = f.p("outside/missing.toml");
+        for config in [
+            outside.to_str().unwrap(),
+            broken.to_str().unwrap(),
+            missing_outside.to_str().unwrap(),
+            "/proc/self/environ",
+            f.p("root/.env").to_str().unwrap(),
+            ".env",
+            "link.toml",
+            "../outside/c.toml",
+        ] {
+            match with(config) {
+                Err(Error::Config(m)) => assert_eq!(m, "READBOX_CONFIG: denied", "{config}"),
+                other => panic!("READBOX_CONFIG={config}: {other:?}"),
+            }
+        }
+        // Beneath the root it is read, by absolute or relative name, and reported as any file.
+        f.file("root/narrow.toml", "max_output_bytes = 5\n");
+        assert_eq!(with("narrow.toml").unwrap().max_output_bytes, 5);
+        let inside = f.p("root/narrow.toml");
+        assert_eq!(with(inside.to_str().unwrap()).unwrap().max_output_bytes, 5);
+        let e = with("missing.toml").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "config: missing.toml: cannot read: no such file or directory"
+        );
+        let e = with("dir.toml").unwrap_err().to_string();
+        assert_eq!(e, "config: dir.toml: cannot read: not a regular file");
+        f.file("root/wide.toml", "max_output_bytes = 99999999\n");
+        let e = with("wide.toml").unwrap_err().to_string();
+        assert!(e.contains("above the locked"), "{e}");
+        // Without a lock, READBOX_CONFIG may name any file.
+        let mut free = f.inputs(&[("READBOX_CONFIG", outside.to_str().unwrap())]);
+        free.cwd = Some(f.p("root"));
+        let e = Policy::load_from(&free).unwrap_err().to_string();
+        assert!(e.contains("SECRET_KEY_NAME: unknown setting"), "{e}");
     }
 
     #[test]

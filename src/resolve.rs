@@ -22,23 +22,34 @@
 //!    real filesystem; it is re-opened for reading by name relative to its parent handle with
 //!    `O_NOFOLLOW | O_NONBLOCK | O_NOCTTY`, and must be the same (device, inode) that was checked.
 //!    Directories are opened through their own handle (`openat(handle, ".")`).
+//! 5. Checks bracket the reads (`resolve/bracket.rs`): once resolved, the object is found again from its
+//!    root's handle by its root-relative path and must be the same (device, inode), so that a
+//!    directory moved out of the root while the path was resolved through it yields nothing; an
+//!    error met on the way is told only once the directory it was met in was found again. Walks
+//!    do the same for each directory after reading through it.
 //!
 //! Errors name the path as the caller gave it, never a resolved target; every denial has the same
-//! text, `denied: PATH`, whether or not the object exists.
+//! text, `denied: PATH`, whether or not the object exists. Running out of file descriptors is
+//! `io:`, never a denial. A path through a mount point that is not crossed is denied with the
+//! mount point named as the caller reaches it.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use rustix::fs::{FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 use crate::error::{Error, Result, shown};
+
+mod bracket;
+
+pub use bracket::Ticket;
 
 /// Components left in a path that cannot be walked further, beyond which the rest is not
 /// examined (a path the kernel accepts holds at most 4096 bytes, so at most 2048 components).
@@ -64,10 +75,12 @@ impl Excludes {
     /// Compiles `patterns`.
     ///
     /// # Errors
-    /// The first pattern that does not compile, with globset's reason.
+    /// The first pattern that is out of bounds ([`crate::glob::check`]) or does not compile,
+    /// with the reason.
     pub fn new(patterns: &[String]) -> std::result::Result<Excludes, (String, String)> {
         let (mut names, mut paths) = (GlobSetBuilder::new(), GlobSetBuilder::new());
         for p in patterns {
+            crate::glob::check(p).map_err(|why| (p.clone(), why))?;
             // Patterns and names are case-folded before they meet, so the globs themselves stay
             // case-sensitive.
             let folded = String::from_utf8_lossy(&case_fold(p.as_bytes())).into_owned();
@@ -266,8 +279,9 @@ pub struct Gate {
     excludes: Excludes,
     workdir: PathBuf,
     options: Options,
-    /// Whether Landlock confines the process to the roots (set once it is enforced).
-    landlocked: bool,
+    /// Directories that a walk read entries or files through, not yet found again at their place
+    /// since (see [`Gate::settle`]).
+    pending: Mutex<bracket::Waiting>,
 }
 
 /// Where the walk of a path stands.
@@ -356,14 +370,8 @@ impl Gate {
             excludes,
             workdir,
             options,
-            landlocked: false,
+            pending: Mutex::new(bracket::Waiting::default()),
         })
-    }
-
-    /// Records that Landlock now confines this process to the roots: the kernel itself then
-    /// refuses to list a directory that was moved out of them, so walks need not climb to check.
-    pub fn set_landlocked(&mut self) {
-        self.landlocked = true;
     }
 
     /// The roots' directory handles (for the Landlock rules).
@@ -400,38 +408,6 @@ impl Gate {
         Ok((fd, stat))
     }
 
-    /// Whether the directory `node` still lies beneath its root, at the depth it was reached:
-    /// climbing `..` as many times as it is deep must land on the root itself. A directory that a
-    /// racing process renamed out of the root fails this, so a walk never lists or reads from it
-    /// (THREATS.md point 11).
-    pub fn still_beneath(&self, node: &Node) -> bool {
-        if self.landlocked {
-            return true;
-        }
-        let root = &self.roots[node.root].stat;
-        let mut cur = match rustix::fs::openat(
-            node.fd.as_fd(),
-            c".",
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        ) {
-            Ok(fd) => fd,
-            Err(_) => return false,
-        };
-        for _ in node.rel.components() {
-            cur = match rustix::fs::openat(
-                &cur,
-                c"..",
-                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-            ) {
-                Ok(fd) => fd,
-                Err(_) => return false,
-            };
-        }
-        rustix::fs::fstat(&cur).is_ok_and(|st| st.st_dev == root.st_dev && st.st_ino == root.st_ino)
-    }
-
     /// Whether `node` lies on a pseudo filesystem (the root's answer is reused on its device).
     fn pseudo(&self, node: &Node) -> bool {
         let root = &self.roots[node.root];
@@ -464,22 +440,26 @@ impl Gate {
 
     /// Resolves the caller's `arg` to the object it names, following symlinks (the last one
     /// too), as the kernel would, but confined beneath the roots and checked against the excludes.
+    /// The object is then found again from its root's handle (see [`Gate::confirm`]), so that a
+    /// directory moved out of the root while the path was resolved through it yields nothing.
     ///
     /// # Errors
-    /// `denied:` (outside the roots, excluded, or through a link that leads there), `not found:`,
-    /// `not a directory:` (`file/x`, `file/`), `io:` (permission refused, a symlink loop).
+    /// `denied:` (outside the roots, excluded, through a link that leads there, moved away while
+    /// it was resolved, or across a mount point that is not crossed), `not found:`,
+    /// `not a directory:` (`file/x`, `file/`), `io:` (permission refused, a symlink loop, no file
+    /// descriptor left).
     pub fn resolve(&self, arg: &[u8]) -> Result<Node> {
         let shown_arg = shown(arg);
         if arg.is_empty() {
             return Err(Error::NotFound(shown_arg));
         }
         let written = Path::new(OsStr::from_bytes(arg));
+        // The path as written, folded: excluded there means denied, whatever exists.
         let absolute = if written.is_absolute() {
             written.to_path_buf()
         } else {
             self.workdir.join(written)
         };
-        // The path as written, folded: excluded there means denied, whatever exists.
         if let Some(folded) = fold(&absolute)
             && let Some((root, rel)) = self.root_of(&folded)
             && self
@@ -488,40 +468,27 @@ impl Gate {
         {
             return Err(Error::Denied(shown_arg));
         }
-        let mut queue: Vec<OsString> = Vec::new();
-        push_components(&mut queue, &absolute);
-        // `x/` and `x/.` must name a directory: keep a `.` that the walk checks.
+        // The queue is a stack: the next component is at the end. `x/` and `x/.` must name a
+        // directory: a `.` that the walk checks is kept.
+        let mut queue: Vec<Part> = Vec::new();
         if arg.ends_with(b"/") {
-            queue.insert(0, OsString::from("."));
+            queue.push((OsString::from("."), arg.len()));
         }
-        // The queue is a stack: the next component is at the end.
-        let above = if written.is_absolute() {
-            0
-        } else {
-            self.workdir.components().count() - 1
-        };
-        self.walk(queue, &shown_arg, (arg, above))
+        push_argument(&mut queue, arg);
+        if !written.is_absolute() {
+            push_components(&mut queue, &self.workdir, 0);
+        }
+        let node = self.walk(queue, arg, &shown_arg)?;
+        self.confirm(&node, &shown_arg)?;
+        Ok(node)
     }
 
-    /// Walks the components of `queue`; `written` is the caller's argument and how many of the
-    /// queue's first components come before it (the working directory's), to name a mount point
-    /// as the caller would reach it.
-    fn walk(
-        &self,
-        mut queue: Vec<OsString>,
-        shown_arg: &str,
-        written: (&[u8], usize),
-    ) -> Result<Node> {
+    fn walk(&self, mut queue: Vec<Part>, arg: &[u8], shown_arg: &str) -> Result<Node> {
         let mut pos = self
             .enter(PathBuf::from("/"))
             .ok_or_else(|| Error::Denied(shown_arg.into()))?;
         let mut hops = 0u32;
-        // The components of the path itself stay at the bottom of the stack; symlink targets go
-        // on top. Counting the path's own components taken tells how far the caller's words go.
-        let total = queue.len();
-        let mut own_left = total;
-        while let Some(c) = queue.pop() {
-            own_left = own_left.min(queue.len());
+        while let Some((c, origin)) = queue.pop() {
             match &mut pos {
                 Pos::Above(p) => {
                     let mut next = p.clone();
@@ -542,7 +509,7 @@ impl Gate {
                     if hops > MAX_SYMLINK_HOPS {
                         return Err(Error::Denied(shown_arg.into()));
                     }
-                    push_target(&mut queue, &target);
+                    push_target(&mut queue, &target, origin);
                     if target.is_absolute() {
                         pos = self
                             .enter(PathBuf::from("/"))
@@ -550,21 +517,18 @@ impl Gate {
                     }
                 }
                 Pos::Beneath { root, stack } => {
+                    let root = *root;
                     let top = stack.last().expect("the root is always on the stack");
                     let top_kind = Kind::of(&top.stat);
                     if c == "." || c == ".." {
                         if top_kind != Kind::Directory {
-                            return Err(self.cannot_continue(
-                                *root,
-                                stack,
-                                &queue,
-                                Error::NotADirectory(shown_arg.into()),
-                                shown_arg,
-                            ));
+                            let e = Error::NotADirectory(shown_arg.into());
+                            let e = self.cannot_continue(root, stack, &queue, e, shown_arg, true);
+                            return Err(self.unless_moved(root, stack, e, shown_arg));
                         }
                         if c == ".." {
                             if stack.len() == 1 {
-                                let above = parent_or_self(&self.roots[*root].path);
+                                let above = parent_or_self(&self.roots[root].path);
                                 pos = self
                                     .enter(above)
                                     .ok_or_else(|| Error::Denied(shown_arg.into()))?;
@@ -579,37 +543,44 @@ impl Gate {
                         .map(|s| s.name.as_os_str())
                         .chain(std::iter::once(c.as_os_str()))
                         .collect();
-                    if self.excluded(*root, &c, &rel) {
+                    if self.excluded(root, &c, &rel) {
                         return Err(Error::Denied(shown_arg.into()));
                     }
                     if top_kind != Kind::Directory {
                         let e = Error::NotADirectory(shown_arg.into());
-                        return Err(self.cannot_continue(*root, stack, &queue, e, shown_arg));
+                        let e = self.cannot_continue(root, stack, &queue, e, shown_arg, true);
+                        return Err(self.unless_moved(root, stack, e, shown_arg));
                     }
-                    let (fd, stat) = match self.step(top.fd.as_fd(), &c, *root) {
+                    let (fd, stat) = match self.step(top.fd.as_fd(), &c, root) {
                         Ok(opened) => opened,
                         Err(e) => {
                             let err = match e {
+                                Errno::XDEV => crosses_mount(arg, origin, shown_arg),
                                 Errno::NOENT | Errno::NAMETOOLONG => {
                                     Error::NotFound(shown_arg.into())
                                 }
                                 Errno::NOTDIR => Error::NotADirectory(shown_arg.into()),
-                                Errno::XDEV => {
-                                    let taken = (total - own_left).saturating_sub(written.1);
-                                    return Err(crosses_mount(written.0, taken, shown_arg));
-                                }
                                 other => Error::io(shown_arg, &errno_io(other)),
                             };
-                            queue.push(c);
-                            return Err(self.cannot_continue(*root, stack, &queue, err, shown_arg));
+                            let err = if matches!(err, Error::Denied(_)) {
+                                err
+                            } else {
+                                queue.push((c, origin));
+                                // Running out of handles says nothing about the path: its rest
+                                // is examined however long it is.
+                                let cap = !scarce(e);
+                                self.cannot_continue(root, stack, &queue, err, shown_arg, cap)
+                            };
+                            return Err(self.unless_moved(root, stack, err, shown_arg));
                         }
                     };
                     if Kind::of(&stat) == Kind::Symlink {
                         hops += 1;
                         if hops > MAX_SYMLINK_HOPS {
-                            return Err(Error::Io(format!(
+                            let e = Error::Io(format!(
                                 "{shown_arg}: too many levels of symbolic links"
-                            )));
+                            ));
+                            return Err(self.unless_moved(root, stack, e, shown_arg));
                         }
                         let target =
                             // The link is read through the handle that was checked, so a swap
@@ -618,9 +589,10 @@ impl Gate {
                                 .map_err(|_| Error::Denied(shown_arg.into()))?;
                         let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
                         if target.as_os_str().is_empty() {
-                            return Err(Error::NotFound(shown_arg.into()));
+                            let e = Error::NotFound(shown_arg.into());
+                            return Err(self.unless_moved(root, stack, e, shown_arg));
                         }
-                        push_target(&mut queue, &target);
+                        push_target(&mut queue, &target, origin);
                         if target.is_absolute() {
                             pos = self
                                 .enter(PathBuf::from("/"))
@@ -660,21 +632,23 @@ impl Gate {
     /// A resolution that cannot go on (a missing component, a file used as a directory, a
     /// permission refusal) is still `denied:` when the rest of the path, followed lexically,
     /// would leave the root or name an excluded entry: the answer must not tell whether a
-    /// denied object exists.
+    /// denied object exists. With `cap`, a rest longer than [`MAX_COMPONENTS`] is denied
+    /// unexamined.
     fn cannot_continue(
         &self,
         root: usize,
         stack: &[Step],
-        queue: &[OsString],
+        queue: &[Part],
         err: Error,
         shown_arg: &str,
+        cap: bool,
     ) -> Error {
         // Beyond what any kernel path can hold, there is nothing to find: deny.
-        if queue.len() > MAX_COMPONENTS {
+        if cap && queue.len() > MAX_COMPONENTS {
             return Error::Denied(shown_arg.into());
         }
         let mut rel: PathBuf = stack[1..].iter().map(|s| s.name.as_os_str()).collect();
-        for c in queue.iter().rev() {
+        for (c, _) in queue.iter().rev() {
             if c == "." {
                 continue;
             }
@@ -754,6 +728,7 @@ impl Gate {
         )
         .map_err(|e| match e {
             Errno::ACCESS | Errno::PERM => Error::io(shown_arg, &errno_io(e)),
+            e if scarce(e) => Error::io(shown_arg, &errno_io(e)),
             // Gone or replaced by a symlink since the check.
             _ => Error::Denied(shown_arg.into()),
         })?;
@@ -939,18 +914,19 @@ impl Gate {
 }
 
 /// The denial of a path that crosses a mount point with `cross_mounts` off: it names the mount
-/// point as the caller would reach it, the first `taken` components of `arg`
-/// (docs/contract.md#confinement).
-fn crosses_mount(arg: &[u8], taken: usize, shown_arg: &str) -> Error {
-    let mut prefix: Vec<u8> = if arg.starts_with(b"/") {
+/// point as the caller would reach it, the caller's argument up to `origin` (see [`Part`]),
+/// its slashes folded (docs/contract.md#confinement). A mount point met before the argument's
+/// own words (on the way to the working directory) is not named.
+fn crosses_mount(arg: &[u8], origin: usize, shown_arg: &str) -> Error {
+    let words = &arg[..origin.min(arg.len())];
+    let mut prefix: Vec<u8> = if words.starts_with(b"/") {
         b"/".to_vec()
     } else {
         Vec::new()
     };
-    for (i, part) in arg
+    for (i, part) in words
         .split(|&b| b == b'/')
         .filter(|p| !p.is_empty())
-        .take(taken)
         .enumerate()
     {
         if i > 0 {
@@ -977,31 +953,50 @@ fn open_beneath(
     name: &OsStr,
     no_xdev: bool,
 ) -> std::result::Result<OwnedFd, Errno> {
+    match openat2_beneath(dir, Path::new(name), no_xdev) {
+        Some(opened) => opened,
+        None => rustix::fs::openat(
+            dir,
+            name,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        ),
+    }
+}
+
+/// `O_PATH | O_NOFOLLOW` open of the relative `path` beneath `dir` in one
+/// `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS [| RESOLVE_NO_XDEV])`:
+/// the kernel refuses any symlink on the way and checks, once the lookup is done, that the object
+/// lies beneath `dir`. `None` when this kernel has no openat2.
+fn openat2_beneath(
+    dir: BorrowedFd<'_>,
+    path: &Path,
+    no_xdev: bool,
+) -> Option<std::result::Result<OwnedFd, Errno>> {
     use rustix::fs::ResolveFlags;
+    if OPENAT2.load(Ordering::Relaxed) == 2 {
+        return None;
+    }
     let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    if OPENAT2.load(Ordering::Relaxed) != 2 {
-        let mut how =
-            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-        if no_xdev {
-            how |= ResolveFlags::NO_XDEV;
-        }
-        let mut tries = 0;
-        loop {
-            match rustix::fs::openat2(dir, name, flags, Mode::empty(), how) {
-                Err(Errno::NOSYS | Errno::PERM) if OPENAT2.load(Ordering::Relaxed) == 0 => {
-                    OPENAT2.store(2, Ordering::Relaxed);
-                    break;
-                }
-                // The kernel asks for a retry when a rename raced the lookup.
-                Err(Errno::AGAIN) if tries < 8 => tries += 1,
-                other => {
-                    OPENAT2.store(1, Ordering::Relaxed);
-                    return other;
-                }
+    let mut how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    if no_xdev {
+        how |= ResolveFlags::NO_XDEV;
+    }
+    let mut tries = 0;
+    loop {
+        match rustix::fs::openat2(dir, path, flags, Mode::empty(), how) {
+            Err(Errno::NOSYS | Errno::PERM) if OPENAT2.load(Ordering::Relaxed) == 0 => {
+                OPENAT2.store(2, Ordering::Relaxed);
+                return None;
+            }
+            // The kernel asks for a retry when a rename raced the lookup.
+            Err(Errno::AGAIN) if tries < 8 => tries += 1,
+            other => {
+                OPENAT2.store(1, Ordering::Relaxed);
+                return Some(other);
             }
         }
     }
-    rustix::fs::openat(dir, name, flags, Mode::empty())
 }
 
 /// A name or path as the excludes see it: Unicode full case folding between canonical
@@ -1049,17 +1044,51 @@ fn fold(p: &Path) -> Option<PathBuf> {
     Some(out)
 }
 
+/// A component waiting to be walked, with where it came from: the end, in the caller's
+/// argument, of the component that led to it (itself, or the symlink whose target holds it); 0
+/// for a component of the working directory. The caller's argument up to there is how the caller
+/// reaches the object (for the mount point named in a denial).
+type Part = (OsString, usize);
+
 /// Pushes the components of `p` on the stack `queue` so that the first component is popped
-/// first. `.` components are kept (they check that the current object is a directory).
-fn push_components(queue: &mut Vec<OsString>, p: &Path) {
+/// first, all from `origin`. `.` components are kept (they check that the current object is a
+/// directory).
+fn push_components(queue: &mut Vec<Part>, p: &Path, origin: usize) {
     let bytes = p.as_os_str().as_bytes();
     let parts: Vec<&[u8]> = bytes
         .split(|&b| b == b'/')
         .filter(|s| !s.is_empty())
         .collect();
     for part in parts.into_iter().rev() {
-        queue.push(OsStr::from_bytes(part).to_os_string());
+        queue.push((OsStr::from_bytes(part).to_os_string(), origin));
     }
+}
+
+/// Pushes the components of the caller's argument, each with its own end as its origin.
+fn push_argument(queue: &mut Vec<Part>, arg: &[u8]) {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for (i, &b) in arg
+        .iter()
+        .enumerate()
+        .chain(std::iter::once((arg.len(), &b'/')))
+    {
+        if b == b'/' {
+            if i > start {
+                parts.push((start, i));
+            }
+            start = i + 1;
+        }
+    }
+    for (from, to) in parts.into_iter().rev() {
+        queue.push((OsStr::from_bytes(&arg[from..to]).to_os_string(), to));
+    }
+}
+
+/// Errors that tell that the process ran short of file descriptors or memory, not anything
+/// about the object: `io:`, never a denial.
+fn scarce(e: Errno) -> bool {
+    matches!(e, Errno::MFILE | Errno::NFILE | Errno::NOMEM)
 }
 
 /// The target of `dir/name` when it is a symlink. `dir` is a canonical ancestor of a root, so it
@@ -1076,13 +1105,14 @@ fn alias_target(dir: &Path, name: &OsStr) -> Option<PathBuf> {
     (!target.as_os_str().is_empty()).then_some(target)
 }
 
-/// Pushes a symlink's target for the walk to follow next. A target that ends in `/` must name a
-/// directory, as the kernel requires: a `.` after it checks that.
-fn push_target(queue: &mut Vec<OsString>, target: &Path) {
+/// Pushes a symlink's target for the walk to follow next, its components from the link's
+/// `origin`. A target that ends in `/` must name a directory, as the kernel requires: a `.` after
+/// it checks that.
+fn push_target(queue: &mut Vec<Part>, target: &Path, origin: usize) {
     if target.as_os_str().as_bytes().ends_with(b"/") {
-        queue.push(OsString::from("."));
+        queue.push((OsString::from("."), origin));
     }
-    push_components(queue, target);
+    push_components(queue, target, origin);
 }
 
 fn parent_or_self(p: &Path) -> PathBuf {
@@ -1177,8 +1207,30 @@ mod tests {
     #[test]
     fn components_pop_in_order() {
         let mut q = Vec::new();
-        push_components(&mut q, Path::new("/a//b/./c"));
+        push_components(&mut q, Path::new("/a//b/./c"), 7);
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
-        assert_eq!(order, ["a", "b", ".", "c"]);
+        let want: Vec<Part> = ["a", "b", ".", "c"]
+            .iter()
+            .map(|c| (OsString::from(c), 7))
+            .collect();
+        assert_eq!(order, want);
+    }
+
+    #[test]
+    fn argument_components_remember_where_they_end() {
+        let mut q = Vec::new();
+        push_argument(&mut q, b"mnt//x/");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            [(OsString::from("mnt"), 3), (OsString::from("x"), 6)]
+        );
+        let named = |arg: &[u8], origin| crosses_mount(arg, origin, "P").to_string();
+        assert_eq!(
+            named(b"a//mnt/x", 6),
+            "denied: P: crosses the mount point a/mnt (cross_mounts is off)"
+        );
+        assert!(named(b"/r/mnt/x", 6).contains("mount point /r/mnt "));
+        assert_eq!(named(b"x", 0), "denied: P");
     }
 }

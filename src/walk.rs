@@ -6,6 +6,11 @@
 //! against `max_entries`. Every child is reached through [`Gate::child`], relative to its parent's
 //! handle, so no path string is ever re-opened.
 //!
+//! Checks bracket the reads (docs/security.md#checks-bracket-the-reads): a directory's entries
+//! and its ignore files are used only after the directory was found again at its place from the
+//! root ([`Gate::confirm`]); a directory moved out of its root, or into an excluded one, while it
+//! was read yields nothing, and the walk answers `denied: PATH`.
+//!
 //! In recursive walks (find, grep) it also skips `.git`, `.hg`, `.svn` and what `.gitignore`,
 //! `.ignore` and `.git/info/exclude` files beneath the root ignore, with git's semantics (the
 //! `ignore` crate's matcher, as ripgrep and fd use it), with ripgrep's precedence: `.ignore` over
@@ -43,16 +48,62 @@ pub struct Listed {
 /// Reads the entries of the directory `dir`, charging each against `max_entries`, and returns the
 /// ones a walk may show, sorted by name bytes: excluded entries and special files (FIFOs,
 /// sockets, devices) are left out. Nothing is opened: the types come from the listing, and an
-/// entry is reached through the gate only when a tool descends into it or reads it.
+/// entry is reached through the gate only when a tool descends into it or reads it. The listing
+/// is returned only once `dir` was found again at its place.
 ///
 /// # Errors
 /// `limit:` past `max_entries` (nothing of this directory is returned then), `io:` when the
-/// directory cannot be read, `not a directory:`, `denied:` when it was moved out of its root.
+/// directory cannot be read, `not a directory:`, `denied:` when it was moved away while it was
+/// read.
 pub fn list(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Listed>, Error> {
-    let entries = ctx.gate.open_dir(dir, shown)?;
-    if !ctx.gate.still_beneath(dir) {
-        return Err(Error::Denied(shown.to_string()));
+    Ok(open_level(ctx, dir, shown, Ignores::Off, Check::Now)?.0)
+}
+
+/// When a walk finds a directory again after it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Check {
+    /// Right after listing it: its names may be shown at once.
+    Now,
+    /// With the files read through it, when the caller settles ([`Gate::settle`]) before it
+    /// shows anything: one lookup per directory instead of two.
+    Deferred,
+}
+
+/// Lists `dir` and, with `ignores`, reads its ignore files; then finds `dir` again at its place
+/// (or, deferred, records it for the caller's settle), so that both come from the directory that
+/// lies beneath the root now. An error is told only once `dir` was found again too (else it is
+/// `denied:`).
+fn open_level(
+    ctx: &Ctx<'_>,
+    dir: &Node,
+    shown: &str,
+    ignores: Ignores,
+    check: Check,
+) -> Result<(Vec<Listed>, Option<Level>), Error> {
+    let read = read_entries(ctx, dir, shown).map(|children| {
+        let level = (ignores == Ignores::Respect).then(|| {
+            // Only the ignore files that the listing shows are opened.
+            let present = |name: &str| children.iter().any(|c| c.name == name);
+            load_level(ctx.gate, dir, &present)
+        });
+        (children, level)
+    });
+    match check {
+        Check::Now => ctx.gate.confirm(dir, shown)?,
+        Check::Deferred => {
+            ctx.gate.listed(dir);
+            if read.is_err() {
+                ctx.gate.settle(shown)?;
+            } else {
+                ctx.gate.settle_for(None, shown)?;
+            }
+        }
     }
+    read
+}
+
+fn read_entries(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Listed>, Error> {
+    let entries = ctx.gate.open_dir(dir, shown)?;
     let mut listed: Vec<Listed> = Vec::new();
     for entry in entries {
         let entry = entry
@@ -187,14 +238,15 @@ impl Skipped {
 }
 
 /// Walks below `start` (a directory) to `max_depth`, calling `visit` for every entry in order.
-/// `prefix` is the caller's PATH as it should start printed paths (empty for `.`).
+/// `prefix` is the caller's PATH as it should start printed paths (empty for `.`). Each
+/// directory is found again at its place before `visit` sees its entries.
 ///
 /// What the walk left out (ignored entries, unreadable directories, mount points) is counted in
 /// `skipped`.
 ///
 /// # Errors
 /// What `list` returns for the start directory, and what `visit` returns; unreadable directories
-/// below the start are skipped.
+/// below the start are skipped; `denied:` for a directory moved away while it was read.
 #[allow(clippy::too_many_arguments)]
 pub fn walk(
     ctx: &Ctx<'_>,
@@ -206,109 +258,147 @@ pub fn walk(
     skipped: &mut Skipped,
     visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
 ) -> Result<(), Stop> {
-    if max_depth == 0 {
-        // Nothing to list, but the start must still be a readable directory.
-        ctx.gate.open_dir(start, shown)?;
-        return Ok(());
-    }
-    let mut levels: Vec<Level> = Vec::new();
-    if ignores == Ignores::Respect {
-        for dir in ctx.gate.ancestors(start) {
-            levels.push(load_level(ctx.gate, &dir, &|_| true));
-        }
-    }
-    let children = list(ctx, start, shown)?;
-    let mut display = prefix.to_vec();
-    descend(
+    let walker = Walker {
         ctx,
-        start,
-        children,
-        1,
+        shown,
         max_depth,
         ignores,
-        &mut levels,
-        &mut display,
+        check: Check::Now,
+        levels: Vec::new(),
+        display: prefix.to_vec(),
         skipped,
         visit,
-    )
+    };
+    walker.run(start)
 }
 
+/// [`walk`] for a caller that shows nothing of the entries themselves, only what it reads from
+/// files, and that settles ([`Gate::settle`]) before it shows anything, stops, or answers (grep):
+/// a directory is then found again once, with the files read through it, instead of also right
+/// after it was listed.
+///
+/// # Errors
+/// As [`walk`], except that a directory moved away is told by the caller's settle.
 #[allow(clippy::too_many_arguments)]
-fn descend(
+pub fn walk_for_contents(
     ctx: &Ctx<'_>,
-    dir: &Node,
-    children: Vec<Listed>,
-    depth: usize,
+    start: &Node,
+    shown: &str,
+    prefix: &[u8],
     max_depth: usize,
     ignores: Ignores,
-    levels: &mut Vec<Level>,
-    display: &mut Vec<u8>,
     skipped: &mut Skipped,
     visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
 ) -> Result<(), Stop> {
-    if ignores == Ignores::Respect {
-        // Only the ignore files that the listing shows are opened.
-        let present = |name: &str| children.iter().any(|c| c.name == name);
-        levels.push(load_level(ctx.gate, dir, &present));
+    let walker = Walker {
+        ctx,
+        shown,
+        max_depth,
+        ignores,
+        check: Check::Deferred,
+        levels: Vec::new(),
+        display: prefix.to_vec(),
+        skipped,
+        visit,
+    };
+    walker.run(start)
+}
+
+/// The state of one walk below its start.
+struct Walker<'w, 'c> {
+    ctx: &'w Ctx<'c>,
+    /// The caller's PATH, as errors show it.
+    shown: &'w str,
+    max_depth: usize,
+    ignores: Ignores,
+    check: Check,
+    /// The ignore matchers from the root down to the directory being walked.
+    levels: Vec<Level>,
+    /// The printed path of the entry being visited.
+    display: Vec<u8>,
+    skipped: &'w mut Skipped,
+    visit: &'w mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
+}
+
+impl Walker<'_, '_> {
+    fn run(mut self, start: &Node) -> Result<(), Stop> {
+        let ctx = self.ctx;
+        if self.max_depth == 0 {
+            // Nothing to list, but the start must still be a readable directory.
+            let opened = ctx.gate.open_dir(start, self.shown).map(drop);
+            ctx.gate.confirm(start, self.shown)?;
+            return Ok(opened?);
+        }
+        if self.ignores == Ignores::Respect {
+            // Read through the ancestors' handles; the start's check below finds them again too.
+            for dir in ctx.gate.ancestors(start) {
+                self.levels.push(load_level(ctx.gate, &dir, &|_| true));
+            }
+        }
+        let (children, level) = open_level(ctx, start, self.shown, self.ignores, self.check)?;
+        self.descend(start, children, level, 1)
     }
-    let base_len = display.len();
-    for child in &children {
-        let is_dir = child.kind == Kind::Directory;
-        if ignores == Ignores::Respect {
-            if is_vcs(&child.name) {
-                continue;
-            }
-            if is_ignored(levels, dir, &child.name, is_dir) {
-                skipped.ignored += 1;
-                continue;
-            }
-        }
-        if !display.is_empty() && !display.ends_with(b"/") {
-            display.push(b'/');
-        }
-        display.extend_from_slice(child.name.as_bytes());
-        visit(&Entry {
-            dir,
-            listed: child,
-            depth,
-            display,
-        })?;
-        // Descend only into what is a directory now, on the root's filesystem; an unreadable
-        // directory met while walking is skipped (docs/contract.md#confinement).
-        if is_dir
-            && depth < max_depth
-            && let Some(sub) = ctx.gate.child(dir, &child.name)
-            && sub.kind() == Kind::Directory
-        {
-            if sub.is_mount_point() {
-                skipped.mount_points.push(display.clone());
-            } else {
-                match list(ctx, &sub, "") {
-                    Ok(grandchildren) => {
-                        descend(
-                            ctx,
-                            &sub,
-                            grandchildren,
-                            depth + 1,
-                            max_depth,
-                            ignores,
-                            levels,
-                            display,
-                            skipped,
-                            visit,
-                        )?;
-                    }
-                    Err(e @ Error::Limit(_)) => return Err(e.into()),
-                    Err(_) => skipped.unreadable += 1,
+
+    fn descend(
+        &mut self,
+        dir: &Node,
+        children: Vec<Listed>,
+        level: Option<Level>,
+        depth: usize,
+    ) -> Result<(), Stop> {
+        let ctx = self.ctx;
+        let pushed = level.is_some();
+        self.levels.extend(level);
+        let base_len = self.display.len();
+        for child in &children {
+            let is_dir = child.kind == Kind::Directory;
+            if self.ignores == Ignores::Respect {
+                if is_vcs(&child.name) {
+                    continue;
+                }
+                if is_ignored(&self.levels, dir, &child.name, is_dir) {
+                    self.skipped.ignored += 1;
+                    continue;
                 }
             }
+            let display = &mut self.display;
+            if !display.is_empty() && !display.ends_with(b"/") {
+                display.push(b'/');
+            }
+            display.extend_from_slice(child.name.as_bytes());
+            (self.visit)(&Entry {
+                dir,
+                listed: child,
+                depth,
+                display,
+            })?;
+            // Descend only into what is a directory now, on the root's filesystem; an unreadable
+            // directory met while walking is skipped (docs/contract.md#confinement), one moved
+            // away is not.
+            if is_dir
+                && depth < self.max_depth
+                && let Some(sub) = ctx.gate.child(dir, &child.name)
+                && sub.kind() == Kind::Directory
+            {
+                if sub.is_mount_point() {
+                    self.skipped.mount_points.push(self.display.clone());
+                } else {
+                    match open_level(ctx, &sub, self.shown, self.ignores, self.check) {
+                        Ok((grandchildren, level)) => {
+                            self.descend(&sub, grandchildren, level, depth + 1)?;
+                        }
+                        Err(e @ (Error::Limit(_) | Error::Denied(_))) => return Err(e.into()),
+                        Err(_) => self.skipped.unreadable += 1,
+                    }
+                }
+            }
+            self.display.truncate(base_len);
         }
-        display.truncate(base_len);
+        if pushed {
+            self.levels.pop();
+        }
+        Ok(())
     }
-    if ignores == Ignores::Respect {
-        levels.pop();
-    }
-    Ok(())
 }
 
 /// Whether `name` is version-control metadata, which recursive walks skip.
@@ -367,9 +457,13 @@ fn load_level(gate: &Gate, dir: &Node, present: &dyn Fn(&str) -> bool) -> Level 
         let text = contents(names, MAX_IGNORE_FILE)?;
         let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&text);
         let mut b = GitignoreBuilder::new(&root);
-        // `lines` drops one `\r` before each `\n`, as git does.
+        // `lines` drops one `\r` before each `\n`, as git does. A line that the tree's author
+        // nested too deep would crash the glob compiler: it is left out, as a line that does not
+        // parse is (ignore rules only ever hide entries).
         for line in String::from_utf8_lossy(text).lines() {
-            let _ = b.add_line(None, line);
+            if crate::glob::check(line).is_ok() {
+                let _ = b.add_line(None, line);
+            }
         }
         b.build().ok().filter(|g| !g.is_empty())
     };

@@ -87,7 +87,7 @@ pub const TOOL: Tool = Tool {
 /// Compiles a name glob (find's PATTERN, grep's FILE_PATTERN) as globset does, with case.
 ///
 /// # Errors
-/// `usage:` when the glob does not compile.
+/// `usage:` when the glob is out of bounds ([`crate::glob::check`]) or does not compile.
 pub fn name_glob(param: &str, pattern: &[u8]) -> Result<GlobSet, Error> {
     let text = String::from_utf8_lossy(pattern);
     let bad = |why: String| {
@@ -96,6 +96,7 @@ pub fn name_glob(param: &str, pattern: &[u8]) -> Result<GlobSet, Error> {
             shown(pattern)
         ))
     };
+    crate::glob::check(&text).map_err(bad)?;
     let glob = GlobBuilder::new(&text)
         .literal_separator(true)
         .backslash_escape(true)

@@ -33,8 +33,8 @@ use crate::error::{Error, shown};
 use crate::names::quoted;
 use crate::read::{Ahead, BLOCK, Batch, Filter, Lines, charge_lines};
 use crate::redact::{Shown, Tally};
-use crate::resolve::{Kind as K, Node};
-use crate::walk::{Entry, Ignores, Skipped, display_prefix, walk};
+use crate::resolve::{Kind as K, Node, Ticket};
+use crate::walk::{Entry, Ignores, Skipped, display_prefix, walk_for_contents};
 
 /// Bytes at the start of a file that decide whether it is binary (docs/contract.md#tools, as
 /// ripgrep).
@@ -248,6 +248,8 @@ struct Found {
     binary: bool,
     /// The secrets redacted in what was searched.
     tally: Option<Tally>,
+    /// The read, for the check that must follow it before its lines are printed.
+    ticket: Option<Ticket>,
 }
 
 /// The limits as they stood when a file's search began: the search can stop once it is past
@@ -666,21 +668,23 @@ fn search_job(
     };
     let size = u64::try_from(node.stat().st_size).unwrap_or(0);
     let mut lines = Lines::new(file, Some(size), &shown(&job.display));
-    match probe_binary(&mut lines) {
-        Ok((false, _)) => {}
-        Ok((true, probed)) => {
-            return Found {
-                consumed: probed as u64,
-                binary: true,
-                ..Found::default()
-            };
+    let mut found = match probe_binary(&mut lines) {
+        Ok((false, _)) => {
+            let filter = Filter::new(ctx.policy.redact);
+            search
+                .collect(lines, filter, &job.display, job.limits, stop, held)
+                .unwrap_or_default()
         }
-        Err(_) => return Found::default(),
-    }
-    let filter = Filter::new(ctx.policy.redact);
-    search
-        .collect(lines, filter, &job.display, job.limits, stop, held)
-        .unwrap_or_default()
+        Ok((true, probed)) => Found {
+            consumed: probed as u64,
+            binary: true,
+            ..Found::default()
+        },
+        Err(_) => Found::default(),
+    };
+    // What was read is used once the directory is found again at its place.
+    found.ticket = Some(ctx.gate.read_through(&job.dir));
+    found
 }
 
 /// Files handed to a worker at once (fewer hand-overs, less waking of threads).
@@ -693,6 +697,8 @@ const MAX_AHEAD: usize = 8 * BATCH;
 /// Prints the results of a search in file order.
 struct Printer<'c, 'a> {
     ctx: &'c Ctx<'a>,
+    /// The caller's PATH, as errors show it.
+    shown: &'c str,
     search: &'c Search,
     held: &'c AtomicUsize,
     next: usize,
@@ -706,6 +712,13 @@ impl Printer<'_, '_> {
         self.waiting.insert(index, (display, f));
         while let Some((display, f)) = self.waiting.remove(&self.next) {
             self.next += 1;
+            // Lines, or a stop, come only from files whose directory was found again at its
+            // place since they were read.
+            let used =
+                !f.out.is_empty() || f.rest.is_some() || f.consumed > self.ctx.budget.read_left();
+            self.ctx
+                .gate
+                .settle_for(f.ticket.filter(|_| used), self.shown)?;
             let held = f.out.len();
             let printed = self.emit(&display, f);
             self.held.fetch_sub(held, Ordering::Relaxed);
@@ -823,6 +836,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let held = AtomicUsize::new(0);
     let mut printer = Printer {
         ctx,
+        shown: &path,
         search: &search,
         held: &held,
         next: 0,
@@ -852,7 +866,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             }
             Ok(())
         };
-        walk(
+        walk_for_contents(
             ctx,
             &node,
             &path,
@@ -871,7 +885,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             &held,
             workers,
             |visit| {
-                walk(
+                walk_for_contents(
                     ctx,
                     &node,
                     &path,
@@ -886,6 +900,8 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             &mut count,
         )
     };
+    // The notes and the answer depend on every directory read: all are found again first.
+    ctx.gate.settle(&path)?;
     note_skipped(ctx, printer.binary);
     skipped.note(ctx.out);
     if result.is_ok() && !printer.found {

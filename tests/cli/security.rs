@@ -1,6 +1,9 @@
-//! The attack suite (THREATS.md): a racing process that swaps files and directories for symlinks
-//! to outside while readbox reads, hardlinks, mounts, magic links, devices, and a property test
-//! that no path the resolver accepts ever names an object outside the roots or excluded.
+//! The attack suite (docs/security.md#attack-suite): a racing process that swaps files and
+//! directories for symlinks to outside while readbox reads, racers that move a directory out of
+//! the root (or into an excluded one) while readbox resolves a path through it or walks it,
+//! with Landlock on and, through a seccomp filter, off (and openat2 off too), hardlinks, mounts,
+//! magic links, devices, hostile globs and descriptor limits, and a property test that no path
+//! the resolver accepts ever names an object outside the roots or excluded.
 
 use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
@@ -12,7 +15,8 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use readbox::resolve::{Excludes, Gate, Options};
 
-use crate::support::{OUTSIDE_CANARY, TestEnv};
+use crate::kernel;
+use crate::support::{Answer, OUTSIDE_CANARY, TestEnv};
 
 fn gate(env: &TestEnv, excludes: &[&str], options: Options) -> Gate {
     let ex = Excludes::new(&excludes.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
@@ -217,20 +221,42 @@ fn a_mount_beneath_the_root_is_not_crossed() {
     let _guard = Unmount(mnt.clone());
     // A bind mount of the same filesystem keeps st_dev; openat2's RESOLVE_NO_XDEV still refuses
     // to cross it, and the denial names the mount point as the caller reaches it.
-    env.run("cat", &["mnt/mounted.txt"]).fails(
-        "denied",
-        "mnt/mounted.txt: crosses the mount point mnt (cross_mounts is off)",
+    let crossing_at = |a: &crate::support::Answer, path: &str, mount: &str| {
+        assert_eq!(
+            a.error.as_deref(),
+            Some(
+                format!("denied: {path}: crosses the mount point {mount} (cross_mounts is off)")
+                    .as_str()
+            )
+        );
+        assert_eq!(a.output, "");
+    };
+    crossing_at(
+        &env.run("cat", &["mnt/mounted.txt"]),
+        "mnt/mounted.txt",
+        "mnt",
     );
     // Decided when the mount point is reached, before anything beneath it is looked up.
-    env.run("cat", &["./mnt/../mnt/mounted.txt"]).fails(
-        "denied",
-        "./mnt/../mnt/mounted.txt: crosses the mount point ./mnt (cross_mounts",
+    crossing_at(
+        &env.run("cat", &["./mnt/../mnt/mounted.txt"]),
+        "./mnt/../mnt/mounted.txt",
+        "./mnt",
     );
-    env.run("ls", &["mnt"])
-        .fails("denied", "mnt: crosses the mount point mnt");
+    crossing_at(&env.run("ls", &["mnt"]), "mnt", "mnt");
+    crossing_at(&env.run("ls", &["./mnt//"]), "./mnt//", "./mnt");
+    // Through a link, the mount point is the link, as the caller reaches it.
+    env.symlink("via", "mnt");
+    crossing_at(
+        &env.run("stat", &["via/mounted.txt"]),
+        "via/mounted.txt",
+        "via",
+    );
+    let abs = env.p("mnt/mounted.txt");
+    let abs = abs.to_str().unwrap();
+    crossing_at(&env.run("cat", &[abs]), abs, env.p("mnt").to_str().unwrap());
     // Walks list the mount point but do not enter it, as `find -xdev`, and say so in a note.
     let a = env.run("find", &["."]);
-    a.ok("mnt/\n");
+    a.ok("mnt/\nvia\n");
     assert!(
         a.notes.iter().any(|n| n.contains("mount point mnt")),
         "{:?}",
@@ -533,4 +559,290 @@ fn a_huge_argument_is_cut_in_the_error() {
     env.run("cat", &["x/".repeat(60_000).as_str()])
         .fails("denied", "x/x/");
     assert!(t.elapsed() < Duration::from_secs(5));
+}
+
+/// A small deterministic generator for the racers' delays (xorshift).
+struct Rng(u64);
+
+impl Rng {
+    /// A duration in `[0, max)`.
+    fn below(&mut self, max: Duration) -> Duration {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX).max(1);
+        Duration::from_nanos(self.0 % nanos)
+    }
+}
+
+/// Runs `call` while `mover` runs on another thread once `delay` has passed (a racer that acts
+/// once per call, at a random moment of it).
+fn racing<T>(delay: Duration, mover: impl FnOnce() + Send, call: impl FnOnce() -> T) -> T {
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            std::thread::sleep(delay);
+            mover();
+        });
+        call()
+    })
+}
+
+/// The error class of a failed call.
+fn class(a: &Answer) -> &str {
+    a.error
+        .as_deref()
+        .and_then(|e| e.split(':').next())
+        .unwrap_or("")
+}
+
+/// Moves `dir` to `parked` and plants `name` (holding `name` as its content) in it and in its
+/// `zz`: a directory that leaves its place and gains an entry while it is away.
+fn park(dir: &Path, parked: &Path, name: &str) {
+    if std::fs::rename(dir, parked).is_ok() {
+        for d in [parked.to_path_buf(), parked.join("zz")] {
+            let _ = std::fs::write(d.join(name), format!("{name}\n"));
+        }
+    }
+}
+
+/// Undoes [`park`] after the call.
+fn unpark(dir: &Path, parked: &Path, name: &str) {
+    if parked.exists() {
+        for d in [parked.to_path_buf(), parked.join("zz")] {
+            let _ = std::fs::remove_file(d.join(name));
+        }
+        std::fs::rename(parked, dir).unwrap();
+    }
+}
+
+/// `ls sub`, `find sub` and `grep CANARY sub` while a racer moves `sub` (2,000 files and `zz/`)
+/// to `parked` at a random moment of the call and plants `leak` there: whatever the kernel
+/// offers, no call shows anything from the new place (the racer never moves it back during a
+/// call: that is the documented window). `parked` is given relative to the sandbox's top.
+fn walk_while_a_directory_moves(parked: &str, leak: &str) {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for kernel in kernel::variants() {
+        let mut env = TestEnv::new();
+        kernel.apply(&mut env);
+        for i in 0..2000 {
+            env.write(&format!("sub/f{i:04}"), "x\n");
+        }
+        env.write("sub/zz/keep", "x\n");
+        let (sub, parked) = (env.p("sub"), env.base().join(parked));
+        std::fs::create_dir_all(parked.parent().unwrap()).unwrap();
+        let names: HashSet<String> = (0..2000).map(|i| format!("f{i:04}")).collect();
+        let calls: [(&str, &[&str]); 3] = [
+            ("ls", &["sub"]),
+            ("find", &["sub"]),
+            ("grep", &["CANARY", "sub"]),
+        ];
+        let base: Vec<Duration> = calls
+            .iter()
+            .map(|(tool, args)| {
+                let t = Instant::now();
+                env.run(tool, args);
+                t.elapsed()
+            })
+            .collect();
+        let (mut n, mut refused) = (0, 0);
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_millis(800) || n < 9 {
+            let (tool, args) = calls[n % 3];
+            let delay = rng.below(base[n % 3] * 6 / 5);
+            let a = racing(delay, || park(&sub, &parked, leak), || env.run(tool, args));
+            unpark(&sub, &parked, leak);
+            n += 1;
+            if a.error.is_some() {
+                refused += 1;
+                assert!(
+                    ["denied", "not found"].contains(&class(&a)),
+                    "{kernel:?}: {tool}: {:?}",
+                    a.error
+                );
+                continue;
+            }
+            for line in a.lines() {
+                let name = match tool {
+                    "ls" => line.trim_end_matches('/'),
+                    _ => line.strip_prefix("sub/").unwrap_or(line),
+                };
+                assert!(
+                    names.contains(name) || ["zz", "zz/", "zz/keep"].contains(&name),
+                    "{kernel:?}: {tool} showed {line:?}"
+                );
+            }
+        }
+        eprintln!("{kernel:?}: {n} calls, {refused} refused while the directory moved; {base:?}");
+    }
+}
+
+#[test]
+fn a_directory_moved_out_mid_walk_yields_nothing_from_its_new_place() {
+    let leak = format!("LEAK-{OUTSIDE_CANARY}");
+    walk_while_a_directory_moves("outside/parked", &leak);
+}
+
+#[test]
+fn a_directory_moved_into_an_excluded_one_mid_walk_yields_nothing() {
+    // Landlock allows all beneath the root: only the gate's second check holds here.
+    walk_while_a_directory_moves("root/.ssh/parked", "LEAK-CANARY-SECRET-moved");
+}
+
+#[test]
+fn a_path_resolved_through_a_directory_that_leaves_the_root_yields_nothing() {
+    // `sub/inner/../` 5,000 times makes the resolution long; `sub` moves out at a random moment
+    // of it, and LEAK exists only at its new place.
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let path = format!("sub/{}LEAK", "inner/../".repeat(5_000));
+    for kernel in kernel::variants() {
+        let mut env = TestEnv::new();
+        kernel.apply(&mut env);
+        env.mkdir("sub/inner");
+        let (sub, parked) = (env.p("sub"), env.outside().join("parked"));
+        let leak = format!("{OUTSIDE_CANARY} {}\n", "x".repeat(12_345));
+        let t = Instant::now();
+        env.run("cat", &[&path]).fails("not found", "sub/inner");
+        let base = t.elapsed();
+        let (mut n, mut denied) = (0, 0);
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_millis(800) || n < 8 {
+            let tool = ["cat", "stat", "head", "wc"][n % 4];
+            let mover = || {
+                if std::fs::rename(&sub, &parked).is_ok() {
+                    std::fs::write(parked.join("LEAK"), &leak).unwrap();
+                }
+            };
+            let a = racing(rng.below(base), mover, || env.run(tool, &[&path]));
+            if parked.exists() {
+                std::fs::remove_file(parked.join("LEAK")).unwrap();
+                std::fs::rename(&parked, &sub).unwrap();
+            }
+            n += 1;
+            // LEAK never exists beneath the root: any answer but a refusal comes from outside.
+            assert!(
+                ["denied", "not found"].contains(&class(&a)),
+                "{kernel:?}: {tool}: {:.60} {:.60}",
+                a.error.as_deref().unwrap_or("no error; output:"),
+                a.output
+            );
+            denied += usize::from(class(&a) == "denied");
+        }
+        eprintln!("{kernel:?}: {n} calls, {denied} denied; {base:?}");
+    }
+}
+
+/// Braces nested 40,000 deep: an 80 KB word that overflowed globset's recursion.
+fn deep_braces() -> String {
+    format!("{}a{}", "{".repeat(40_000), "}".repeat(40_000))
+}
+
+#[test]
+fn nested_braces_are_refused_wherever_a_glob_is_taken() {
+    let env = TestEnv::new();
+    env.write("a.txt", "x\n");
+    // Too long to be a glob, and (within the length bound) too deep.
+    let deep = deep_braces();
+    let nested = format!("{}a{}", "{".repeat(2_000), "}".repeat(2_000));
+    let json =
+        |tool: &str, fields: serde_json::Value| env.readbox(&["call", tool, &fields.to_string()]);
+    for (p, why) in [
+        (&deep, "longer than 4096 bytes"),
+        (&nested, "braces nest deeper than 32 levels"),
+    ] {
+        env.run("find", &[".", p]).fails("usage", why);
+        env.run("grep", &["x", ".", "true", "false", p])
+            .fails("usage", why);
+        json("find", serde_json::json!({ "pattern": p })).fails("usage", why);
+        json(
+            "grep",
+            serde_json::json!({ "pattern": "x", "file_pattern": p }),
+        )
+        .fails("usage", why);
+    }
+    // 32 levels is a glob; 33 is not.
+    let nest = |n: usize| format!("{}a.txt{}", "{".repeat(n), "}".repeat(n));
+    env.run("find", &[".", &nest(32)]).ok("a.txt\n");
+    env.run("find", &[".", &nest(33)])
+        .fails("usage", "nest deeper");
+    env.run("find", &[".", &"a".repeat(4097)])
+        .fails("usage", "longer than 4096 bytes");
+    // Excludes: from the environment, from a config file, and added under a lock.
+    let cfg = env.config("deep.toml", &format!("exclude_patterns = [{deep:?}]\n"));
+    let lock = env.config("lock.toml", "lock = true\n");
+    let mut e = TestEnv::new();
+    e.write("a.txt", "x\n");
+    e.var("READBOX_EXCLUDE", &deep);
+    e.run("cat", &["a.txt"])
+        .fails("config", "READBOX_EXCLUDE: pattern");
+    let mut e = TestEnv::new();
+    e.var("READBOX_CONFIG", cfg.to_str().unwrap());
+    e.run("cat", &["a.txt"]).fails("config", "exclude_patterns");
+    let mut e = TestEnv::new();
+    e.var("READBOX_CONFIG", lock.to_str().unwrap())
+        .var("READBOX_EXCLUDE", &deep);
+    e.run("pwd", &[] as &[&str])
+        .fails("config", "longer than 4096 bytes");
+    e.var("READBOX_EXCLUDE", &nested);
+    e.run("pwd", &[] as &[&str])
+        .fails("config", "braces nest deeper");
+    // A tree's own ignore file is content, not a setting: its deep line is left out and the
+    // other lines still apply.
+    env.write(".gitignore", format!("{deep}\n*.log\n"));
+    env.write("b.log", "x\n");
+    env.run("find", &["."]).ok(".gitignore\na.txt\n");
+    env.run("grep", &["x"]).ok("a.txt:1:x\n");
+}
+
+#[test]
+fn running_out_of_file_descriptors_is_an_io_error_not_a_denial() {
+    // Each component of a path holds a descriptor while it is resolved: 200 nested folders under
+    // a limit of 64 run out, however long the rest of the path (past 4,096 components, a path
+    // that cannot be walked further used to be denied unexamined).
+    let mut env = TestEnv::new();
+    let mut dir = env.root();
+    for _ in 0..200 {
+        dir.push("d");
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    env.child_setup(kernel::max_open_files(64));
+    let deep = format!("{}f", "d/".repeat(4_500));
+    env.run("cat", &[&deep]).fails("io", "too many open files");
+    env.run("stat", &[&deep]).fails("io", "too many open files");
+    // Real denials stay denials, whether they show as written or only once followed.
+    let out = format!(
+        "{}{}outside/secret.txt",
+        "d/".repeat(4_500),
+        "../".repeat(4_501)
+    );
+    env.run("cat", &[&out]).fails("denied", "d/d/");
+    let excluded = format!("{}.env", "d/".repeat(4_500));
+    env.run("cat", &[&excluded]).fails("denied", "d/d/");
+}
+
+#[test]
+fn directories_waiting_for_their_second_check_hold_no_descriptor() {
+    // grep finds a directory again before it prints what was read through it; 1,500 directories
+    // without a match wait for that under a limit of 128 descriptors, and the match in the last
+    // one is still found.
+    let mut env = TestEnv::new();
+    for i in 0..1500 {
+        env.write(&format!("d{i:04}/f"), "nothing here\n");
+    }
+    env.write("d1499/g", "needle\n");
+    env.child_setup(kernel::max_open_files(128));
+    env.run("grep", &["needle"]).ok("d1499/g:1:needle\n");
+    env.run("grep", &["absent"]).no_match();
+}
+
+#[test]
+fn a_call_that_names_a_field_twice_is_refused() {
+    let env = TestEnv::new();
+    env.write("a", "inside a\n");
+    env.write("b", "inside b\n");
+    env.readbox(&["call", "cat", r#"{"path":"a","path":"b"}"#])
+        .fails("usage", "field 'path' is given twice");
+    env.readbox(&["call", "head", r#"{"path":"a","lines":1,"lines":2}"#])
+        .fails("usage", "field 'lines' is given twice");
+    env.readbox(&["call", "cat", r#"{"path":"a"}"#])
+        .ok("inside a\n");
 }

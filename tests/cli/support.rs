@@ -18,7 +18,12 @@ pub struct TestEnv {
     dir: tempfile::TempDir,
     vars: Vec<(String, String)>,
     cwd: PathBuf,
+    setup: Option<ChildSetup>,
 }
+
+/// Runs in the child between fork and exec (a seccomp filter, a resource limit): only
+/// async-signal-safe system calls, nothing that allocates.
+pub type ChildSetup = std::sync::Arc<dyn Fn() -> std::io::Result<()> + Send + Sync>;
 
 /// One finished call.
 #[derive(Debug, Clone)]
@@ -51,7 +56,14 @@ impl TestEnv {
             dir,
             vars: Vec::new(),
             cwd,
+            setup: None,
         }
+    }
+
+    /// Runs `setup` in every later child of this environment just before it starts readbox.
+    pub fn child_setup(&mut self, setup: ChildSetup) -> &mut Self {
+        self.setup = Some(setup);
+        self
     }
 
     /// The sandbox's top folder (holds root/ and outside/).
@@ -167,6 +179,11 @@ impl TestEnv {
         }
         c.current_dir(&self.cwd);
         c.stdin(std::process::Stdio::null());
+        if let Some(setup) = self.setup.clone() {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: `setup` only makes system calls (see ChildSetup).
+            unsafe { c.pre_exec(move || setup()) };
+        }
         c
     }
 

@@ -1,0 +1,133 @@
+//! Kernels without some features, for the attack suite: a seccomp filter, installed in the child
+//! just before it starts readbox, makes the Landlock system calls (and, if asked, openat2) fail
+//! with ENOSYS, as on a kernel that lacks them. readbox then runs without its second wall, or
+//! with its component-by-component resolver, and the user-space checks alone must hold.
+
+use std::sync::Arc;
+
+use crate::support::{ChildSetup, TestEnv};
+
+/// What the kernel lacks for a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kernel {
+    /// This machine's kernel as it is.
+    AsItIs,
+    /// Without Landlock.
+    NoLandlock,
+    /// Without Landlock and without openat2.
+    NoLandlockNoOpenat2,
+}
+
+/// Every variant that this machine can run: all three where the filter can be built for its
+/// architecture, else only [`Kernel::AsItIs`].
+pub fn variants() -> Vec<Kernel> {
+    if AUDIT_ARCH.is_some() {
+        vec![
+            Kernel::AsItIs,
+            Kernel::NoLandlock,
+            Kernel::NoLandlockNoOpenat2,
+        ]
+    } else {
+        eprintln!("note: no seccomp filter for this architecture; only the kernel as it is");
+        vec![Kernel::AsItIs]
+    }
+}
+
+impl Kernel {
+    /// Makes every later call of `env` run on this kernel.
+    pub fn apply(self, env: &mut TestEnv) {
+        let blocked: &[libc::c_long] = match self {
+            Kernel::AsItIs => return,
+            Kernel::NoLandlock => &LANDLOCK,
+            Kernel::NoLandlockNoOpenat2 => {
+                &[LANDLOCK[0], LANDLOCK[1], LANDLOCK[2], libc::SYS_openat2]
+            }
+        };
+        env.child_setup(enosys(blocked));
+        // The filter must have taken: readbox reports that Landlock is not enforced.
+        let sandbox = env.readbox(&["policy"]).json()["sandbox"].to_string();
+        assert!(sandbox.contains("not enforced"), "{self:?}: {sandbox}");
+    }
+}
+
+const LANDLOCK: [libc::c_long; 3] = [
+    libc::SYS_landlock_create_ruleset,
+    libc::SYS_landlock_add_rule,
+    libc::SYS_landlock_restrict_self,
+];
+
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH: Option<u32> = Some(0xc000_003e);
+#[cfg(target_arch = "aarch64")]
+const AUDIT_ARCH: Option<u32> = Some(0xc000_00b7);
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const AUDIT_ARCH: Option<u32> = None;
+
+/// A child setup that installs a seccomp filter answering ENOSYS to the `blocked` system calls
+/// (on this architecture; a call from another one is let through) and allowing everything else.
+fn enosys(blocked: &[libc::c_long]) -> ChildSetup {
+    const LD_W_ABS: u16 = 0x20;
+    const JEQ_K: u16 = 0x15;
+    const RET_K: u16 = 0x06;
+    const ARCH_OFFSET: u32 = 4;
+    const NR_OFFSET: u32 = 0;
+    let stmt = |code, k| libc::sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let jump = |k, jt, jf| libc::sock_filter {
+        code: JEQ_K,
+        jt,
+        jf,
+        k,
+    };
+    let allow = stmt(RET_K, libc::SECCOMP_RET_ALLOW);
+    let mut program = vec![
+        stmt(LD_W_ABS, ARCH_OFFSET),
+        jump(AUDIT_ARCH.expect("a known architecture"), 1, 0),
+        allow,
+        stmt(LD_W_ABS, NR_OFFSET),
+    ];
+    for &nr in blocked {
+        program.push(jump(nr as u32, 0, 1));
+        program.push(stmt(RET_K, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32));
+    }
+    program.push(allow);
+    Arc::new(move || {
+        let prog = libc::sock_fprog {
+            len: program.len() as u16,
+            filter: program.as_ptr() as *mut libc::sock_filter,
+        };
+        // SAFETY: plain system calls on memory that outlives them; the filter program was built
+        // before the fork, so nothing allocates here.
+        unsafe {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    })
+}
+
+/// A child setup that lowers the limit on open file descriptors to `n`.
+pub fn max_open_files(n: u64) -> ChildSetup {
+    Arc::new(move || {
+        let lim = libc::rlimit {
+            rlim_cur: n,
+            rlim_max: n,
+        };
+        // SAFETY: a plain system call on a value on the stack.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    })
+}
