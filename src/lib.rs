@@ -17,6 +17,7 @@
 //! - [`resolve`]: the gate, the only way to reach an object on disk.
 //! - [`walk`]: the one directory walker (sorted, never follows links, prunes excludes).
 //! - [`read`]: reading content within the read budget, line by line.
+//! - [`redact`]: the secret detector the readers pass file content through.
 //! - [`envelope`]: the only writer of stdout.
 //! - [`limits`]: the read and entry budgets and the timeout watchdog.
 //! - [`tools`]: the registry and one module per tool.
@@ -33,6 +34,7 @@ pub mod limits;
 pub mod meta;
 pub mod policy;
 pub mod read;
+pub mod redact;
 pub mod resolve;
 pub mod sandbox;
 pub mod tools;
