@@ -71,7 +71,8 @@ impl Log {
         Ok(Log { file })
     }
 
-    /// Appends the line of a finished call.
+    /// Appends the line of a finished call. `redactions` is the number of secret values the
+    /// call's output shows as `[REDACTED:RULE]` (the total of its redaction tallies).
     ///
     /// # Errors
     /// `io: audit log: …` when the line cannot be written whole.
@@ -81,6 +82,7 @@ impl Log {
         status: i32,
         error: Option<&Error>,
         summary: Summary,
+        redactions: u64,
     ) -> Result<(), Error> {
         let line = json!({
             "time": rec.time,
@@ -92,6 +94,7 @@ impl Log {
             "error": error.map(ToString::to_string),
             "output_bytes": summary.output_bytes,
             "truncated": summary.truncated && error.is_none(),
+            "redactions": redactions,
             "duration_ms": rec.start.elapsed().as_millis() as u64,
         });
         let mut text = crate::envelope::json_document(&line);

@@ -86,7 +86,8 @@ impl Call {
         let (mut error, mut status) = (error, status);
         if let Some(log) = &self.audit {
             let summary = self.out.summary();
-            if let Err(e) = log.append(&self.record, status, error.as_ref(), summary) {
+            // No reader passes content through the redactor yet: nothing was redacted.
+            if let Err(e) = log.append(&self.record, status, error.as_ref(), summary, 0) {
                 self.out.discard();
                 error = Some(e);
                 status = EXIT_ERROR;

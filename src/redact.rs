@@ -128,10 +128,10 @@ impl Redactor {
         if let Some(block) = self.block {
             return self.in_block(block, line, body, term);
         }
-        if !keywords::any(line) {
-            return Shown::Same;
+        match keywords::rules_of(line) {
+            0 => Shown::Same,
+            mask => self.plain(body, term, true, mask),
         }
-        self.plain(body, term, true)
     }
 
     /// Moves past `lines` (whole lines) that the caller will not show, following private-key
@@ -212,7 +212,8 @@ impl Redactor {
 
     /// A line outside any block that holds a keyword: its secrets, and whether it opens a
     /// block.
-    fn plain(&mut self, body: &[u8], term: &[u8], may_open: bool) -> Shown {
+    /// `mask` names the rules whose keywords occur in the line.
+    fn plain(&mut self, body: &[u8], term: &[u8], may_open: bool, mask: u32) -> Shown {
         if may_open && begin_line().is_match(body) {
             self.block = Some(Block {
                 material: 0,
@@ -222,7 +223,7 @@ impl Redactor {
         let mut out = Vec::new();
         let mut scan = Scan::default();
         let before = self.last.len();
-        scan.run(body, 0, true, &mut out, self);
+        scan.run(body, 0, true, Some(mask), &mut out, self);
         if self.last.len() == before {
             return Shown::Same;
         }
@@ -239,7 +240,7 @@ impl Redactor {
                 .iter()
                 .any(|&b| !matches!(b, b'"' | b'\'' | b' ' | b'\t' | b'\\'));
             if !material {
-                return self.plain(body, term, false);
+                return self.plain(body, term, false, keywords::rules_of(body));
             }
             // Key material before the END marker on the same line: it goes too.
             let mut out = body[..indent].to_vec();
@@ -247,7 +248,7 @@ impl Redactor {
                 out.extend_from_slice(marker(rules::private_key()).as_bytes());
                 self.count(rules::private_key());
             }
-            match self.plain(&body[i..], term, false) {
+            match self.plain(&body[i..], term, false, keywords::rules_of(&body[i..])) {
                 Shown::Replaced(rest) => out.extend_from_slice(&rest),
                 _ => {
                     out.extend_from_slice(&body[i..]);
@@ -259,10 +260,10 @@ impl Redactor {
         if block.material >= MAX_KEY_BLOCK || memmem::find(body, b"-----BEGIN").is_some() {
             // The bound, or a new BEGIN without an END: the block ends before this line.
             self.block = None;
-            if !keywords::any(line) {
-                return Shown::Same;
-            }
-            return self.plain(body, term, true);
+            return match keywords::rules_of(line) {
+                0 => Shown::Same,
+                mask => self.plain(body, term, true, mask),
+            };
         }
         block.material += line.len();
         let first = !block.shown;
@@ -333,7 +334,7 @@ impl LongLine<'_> {
         }
         let pos = self
             .scan
-            .run(&self.buf, self.ctx, false, &mut out, self.red);
+            .run(&self.buf, self.ctx, false, None, &mut out, self.red);
         let keep = pos.saturating_sub(CONTEXT);
         self.buf.drain(..keep);
         self.ctx = pos - keep;
@@ -360,7 +361,7 @@ impl LongLine<'_> {
         let (body, term) = split_terminator(&self.buf[self.ctx..]);
         let (len, term) = (self.ctx + body.len(), term.to_vec());
         self.scan
-            .run(&self.buf[..len], self.ctx, true, &mut out, self.red);
+            .run(&self.buf[..len], self.ctx, true, None, &mut out, self.red);
         out.extend_from_slice(&term);
         out
     }
@@ -417,18 +418,20 @@ impl Scan {
     /// Redacts `hay[pos..]` as far as it can be decided, appending what to show to `out`, and
     /// returns the position up to which it is done. `hay[..pos]` is context already shown.
     /// Unless `at_end`, more bytes follow `hay`, and the end is held back: [`MAX_MATCH`] bytes
-    /// while looking for matches, [`HOLD`] in a secret.
+    /// while looking for matches, [`HOLD`] in a secret. `mask` names the rules whose keywords
+    /// occur in `hay`, when the caller knows them.
     fn run(
         &mut self,
         hay: &[u8],
         mut pos: usize,
         at_end: bool,
+        mask: Option<u32>,
         out: &mut Vec<u8>,
         red: &mut Redactor,
     ) -> usize {
         let len = hay.len();
         let held = |n: usize| if at_end { len } else { len.saturating_sub(n) };
-        let mut next: Option<Next> = None;
+        let mut next: Option<Next> = mask.map(Next::new);
         loop {
             match self.state {
                 Inline::Tail(class) => {
@@ -475,7 +478,9 @@ impl Scan {
                     if pos >= limit {
                         return pos.min(len);
                     }
-                    let n = next.get_or_insert_with(|| Next::new(hay));
+                    // A stream's window without any keyword (most of a long line) needs no
+                    // finer look.
+                    let n = next.get_or_insert_with(|| Next::new(keywords::rules_of(hay)));
                     match n.first(hay, pos) {
                         Some(f) if f.start < limit => {
                             out.extend_from_slice(&hay[pos..f.secret.0]);
@@ -503,54 +508,80 @@ impl Scan {
     }
 }
 
+/// Where one rule's search stands in one text.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    /// None of its keywords occurs: it cannot match.
+    Out,
+    /// Not searched from the current position yet.
+    Unknown,
+    /// Its next accepted match.
+    Found(Found),
+    /// It has no further match.
+    Done,
+}
+
+thread_local! {
+    /// The capture slots of each rule, kept from one line to the next.
+    static LOCS: std::cell::RefCell<Vec<Option<regex::bytes::CaptureLocations>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// The next accepted match of each rule whose keyword occurs in the text, found once and kept
 /// until the scan passes its start: a line dense with secrets is searched once per rule, not
 /// once per secret.
 struct Next {
-    /// For each candidate rule: not searched yet, or its next match at or after some position
-    /// (`None`: there is none).
-    rules: Vec<(usize, Option<Option<Found>>)>,
-    locs: Vec<regex::bytes::CaptureLocations>,
+    slots: [Slot; RULE_COUNT],
+    locs: Vec<Option<regex::bytes::CaptureLocations>>,
 }
 
 impl Next {
-    fn new(hay: &[u8]) -> Next {
-        // A stream's window without any keyword (most of a long line) needs no finer look.
-        let mask = if keywords::any(hay) {
-            keywords::rules_in(hay)
-        } else {
-            0
-        };
-        let rules: Vec<(usize, Option<Option<Found>>)> = (0..RULE_COUNT)
-            .filter(|i| mask & (1 << i) != 0)
-            .map(|i| (i, None))
-            .collect();
-        let locs = rules
-            .iter()
-            .map(|&(i, _)| regex(i).capture_locations())
-            .collect();
-        Next { rules, locs }
+    /// The search of a text whose keywords name the rules in `mask` (one bit per rule).
+    fn new(mask: u32) -> Next {
+        let mut locs = LOCS.take();
+        locs.resize_with(RULE_COUNT, || None);
+        let mut slots = [Slot::Out; RULE_COUNT];
+        for (i, s) in slots.iter_mut().enumerate() {
+            if mask & (1 << i) != 0 {
+                *s = Slot::Unknown;
+            }
+        }
+        Next { slots, locs }
     }
 
     /// The leftmost accepted match that starts at or after `pos` (the earlier rule on a tie).
     fn first(&mut self, hay: &[u8], pos: usize) -> Option<Found> {
         let mut best: Option<Found> = None;
-        for (slot, (rule, known)) in self.rules.iter_mut().enumerate() {
-            let stale = match known {
-                None => true,
-                Some(Some(f)) => f.start < pos,
-                Some(None) => false,
+        for rule in 0..RULE_COUNT {
+            let f = match self.slots[rule] {
+                Slot::Out | Slot::Done => continue,
+                Slot::Found(f) if f.start >= pos => f,
+                Slot::Found(_) | Slot::Unknown => {
+                    let locs =
+                        self.locs[rule].get_or_insert_with(|| regex(rule).capture_locations());
+                    match find(rule, hay, pos, locs) {
+                        Some(f) => {
+                            self.slots[rule] = Slot::Found(f);
+                            f
+                        }
+                        None => {
+                            self.slots[rule] = Slot::Done;
+                            continue;
+                        }
+                    }
+                }
             };
-            if stale {
-                *known = Some(find(*rule, hay, pos, &mut self.locs[slot]));
-            }
-            if let Some(Some(f)) = known
-                && best.is_none_or(|b| f.start < b.start)
-            {
-                best = Some(*f);
+            if best.is_none_or(|b| f.start < b.start) {
+                best = Some(f);
             }
         }
         best
+    }
+}
+
+impl Drop for Next {
+    fn drop(&mut self) {
+        LOCS.set(std::mem::take(&mut self.locs));
     }
 }
 

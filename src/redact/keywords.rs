@@ -3,10 +3,10 @@
 //!
 //! Clean text must cost almost nothing, since every byte that cat and grep read passes here.
 //! Large texts are lowercased in small blocks on the stack and searched with Teddy (the SIMD
-//! multi-literal searcher of the `aho-corasick` crate's `packed` module), in two groups of
-//! keywords: one group of thirty keywords gives each of Teddy's buckets so many first bytes
-//! that ordinary text keeps matching their fingerprints. Small texts, and machines where Teddy
-//! is not available, use a scalar scan: a table of the keywords' first two bytes, then a
+//! multi-literal searcher of the `aho-corasick` crate's `packed` module) for a rare fragment of
+//! each keyword, then compared whole where a fragment is found. (Aho-Corasick's own automaton
+//! over the keywords, ignoring case, runs at a few hundred MB/s: too slow for every byte.)
+//! Small texts, and machines where Teddy is not available, use a scalar scan: a table of the keywords' first two bytes, then a
 //! comparison of the few keywords that start there. The scalar scan needs no set-up, so a call
 //! that reads one small file pays only for a table of a few kilobytes.
 //!
@@ -26,6 +26,24 @@ const SMALL: usize = 4 * 1024;
 /// Teddy searches lowercased copies of this many bytes at a time.
 const CHUNK: usize = 8 * 1024;
 
+/// Where Teddy looks for a keyword: the part of it that ordinary text rarely holds, given as
+/// the offset it starts at. Teddy tells candidates apart by their first three bytes, so a
+/// keyword that begins like common words (`acca` like `access`, `private key` like `println`,
+/// `authorization` like `author`) is searched from a later, rarer point and then compared
+/// whole. Keywords not listed are searched from their start.
+const FRAGMENTS: &[(&str, usize)] = &[
+    ("acca", 1),
+    ("secret", 1),
+    ("github_pat_", 5),
+    ("hooks.slack.com", 5),
+    ("sk-ant-", 1),
+    ("sk-proj-", 4),
+    ("sk-svcacct-", 3),
+    ("sk-admin-", 1),
+    ("private key", 3),
+    ("authorization", 5),
+];
+
 /// The keywords, lowercase, with the index of their rule.
 struct Table {
     words: Vec<(&'static [u8], usize)>,
@@ -38,7 +56,7 @@ struct Table {
 }
 
 static TABLE: OnceLock<Table> = OnceLock::new();
-static TEDDY: OnceLock<Option<Vec<packed::Searcher>>> = OnceLock::new();
+static TEDDY: OnceLock<Option<Teddy>> = OnceLock::new();
 
 fn table() -> &'static Table {
     TABLE.get_or_init(|| {
@@ -64,23 +82,36 @@ fn table() -> &'static Table {
     })
 }
 
-/// Teddy's searchers, or `None` where the CPU has no support for them.
-fn teddy() -> Option<&'static [packed::Searcher]> {
+/// The Teddy searcher and, for each of its patterns, the keyword (an index into the table's
+/// words) and the offset of the fragment in it.
+struct Teddy {
+    searcher: packed::Searcher,
+    keywords: Vec<(usize, usize)>,
+}
+
+/// The offset of the fragment Teddy looks for in `word`.
+fn fragment(word: &[u8]) -> usize {
+    FRAGMENTS
+        .iter()
+        .find(|(w, _)| w.as_bytes() == word)
+        .map_or(0, |&(_, at)| at)
+}
+
+/// Teddy's searcher, or `None` where the CPU has no support for it.
+fn teddy() -> Option<&'static Teddy> {
     TEDDY
         .get_or_init(|| {
             let t = table();
-            let half = t.words.len().div_ceil(2);
-            t.words
-                .chunks(half)
-                .map(|group| {
-                    packed::Config::new()
-                        .builder()
-                        .extend(group.iter().map(|(w, _)| w))
-                        .build()
-                })
-                .collect()
+            let keywords: Vec<(usize, usize)> = (0..t.words.len())
+                .map(|n| (n, fragment(t.words[n].0)))
+                .collect();
+            let searcher = packed::Config::new()
+                .builder()
+                .extend(keywords.iter().map(|&(n, at)| &t.words[n].0[at..]))
+                .build()?;
+            Some(Teddy { searcher, keywords })
         })
-        .as_deref()
+        .as_ref()
 }
 
 fn pair(a: u8, b: u8) -> usize {
@@ -113,9 +144,9 @@ fn scan(hay: &[u8], mut found: impl FnMut(usize) -> bool) {
 /// Whether any keyword occurs in `hay`, in any ASCII case.
 pub fn any(hay: &[u8]) -> bool {
     if hay.len() >= SMALL
-        && let Some(searchers) = teddy()
+        && let Some(teddy) = teddy()
     {
-        return any_teddy(searchers, hay);
+        return teddy.any(hay);
     }
     let mut hit = false;
     scan(hay, |_| {
@@ -125,26 +156,60 @@ pub fn any(hay: &[u8]) -> bool {
     hit
 }
 
-fn any_teddy(searchers: &[packed::Searcher], hay: &[u8]) -> bool {
-    // Consecutive blocks overlap by one keyword's length less one byte, so that a keyword
-    // across a block boundary is whole in one of them.
-    let overlap = table().longest - 1;
-    let mut buf = [0u8; CHUNK];
-    let mut at = 0;
-    loop {
-        let end = (at + CHUNK).min(hay.len());
-        let block = &mut buf[..end - at];
-        for (d, s) in block.iter_mut().zip(&hay[at..end]) {
-            *d = s.to_ascii_lowercase();
+impl Teddy {
+    fn any(&self, hay: &[u8]) -> bool {
+        // Consecutive blocks overlap by one keyword's length less one byte, so that a keyword
+        // across a block boundary is whole in one of them.
+        let overlap = table().longest - 1;
+        let mut buf = [0u8; CHUNK];
+        let mut at = 0;
+        loop {
+            let end = (at + CHUNK).min(hay.len());
+            let block = &mut buf[..end - at];
+            for (d, s) in block.iter_mut().zip(&hay[at..end]) {
+                *d = s.to_ascii_lowercase();
+            }
+            if self.holds_keyword(block) {
+                return true;
+            }
+            if end == hay.len() {
+                return false;
+            }
+            at = end - overlap;
         }
-        if searchers.iter().any(|s| s.find(&*block).is_some()) {
-            return true;
-        }
-        if end == hay.len() {
-            return false;
-        }
-        at = end - overlap;
     }
+
+    /// Whether a keyword occurs whole in `block` (lowercase). A fragment found where its
+    /// keyword is not whole is passed over; the search goes on one byte later, so that no
+    /// occurrence is skipped (no fragment is a prefix of another: two never start at one
+    /// place).
+    fn holds_keyword(&self, block: &[u8]) -> bool {
+        let words = &table().words;
+        let mut at = 0;
+        while let Some(m) = self
+            .searcher
+            .find_in(block, aho_corasick::Span::from(at..block.len()))
+        {
+            let (n, offset) = self.keywords[m.pattern().as_usize()];
+            let word = words[n].0;
+            if let Some(start) = m.start().checked_sub(offset)
+                && block.get(start..start + word.len()) == Some(word)
+            {
+                return true;
+            }
+            at = m.start() + 1;
+        }
+        false
+    }
+}
+
+/// The rules whose keywords occur in `hay`, one bit per index into [`RULES`]: [`rules_in`],
+/// after [`any`] where that is the faster way to learn that there are none.
+pub fn rules_of(hay: &[u8]) -> u32 {
+    if hay.len() >= SMALL && !any(hay) {
+        return 0;
+    }
+    rules_in(hay)
 }
 
 /// The rules whose keywords occur in `hay`, one bit per index into [`RULES`].
@@ -190,6 +255,23 @@ mod tests {
     }
 
     #[test]
+    fn fragments_are_inside_their_keywords_and_no_fragment_begins_another() {
+        for (w, at) in FRAGMENTS {
+            assert!(
+                RULES.iter().any(|r| r.keywords.contains(w)) && w.len() - at >= 3,
+                "{w}"
+            );
+        }
+        let t = table();
+        let frags: Vec<&[u8]> = t.words.iter().map(|(w, _)| &w[fragment(w)..]).collect();
+        for (i, a) in frags.iter().enumerate() {
+            for (j, b) in frags.iter().enumerate() {
+                assert!(i == j || !b.starts_with(a), "{:?} {:?}", a, b);
+            }
+        }
+    }
+
+    #[test]
     fn each_keyword_is_found_in_any_case_at_any_place() {
         for (i, r) in RULES.iter().enumerate() {
             for k in r.keywords {
@@ -203,6 +285,7 @@ mod tests {
                 ] {
                     assert!(any(hay.as_bytes()), "{k} in {} bytes", hay.len());
                     assert_ne!(rules_in(hay.as_bytes()) & (1 << i), 0, "{k}");
+                    assert_ne!(rules_of(hay.as_bytes()) & (1 << i), 0, "{k}");
                 }
             }
         }
@@ -234,6 +317,7 @@ mod tests {
             let hay = words.concat();
             let expect = naive(hay.as_bytes());
             proptest::prop_assert_eq!(rules_in(hay.as_bytes()), expect);
+            proptest::prop_assert_eq!(rules_of(hay.as_bytes()), expect);
             proptest::prop_assert_eq!(any(hay.as_bytes()), expect != 0);
         }
     }

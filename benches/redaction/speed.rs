@@ -1,0 +1,185 @@
+//! The detector's speed, measured through its library API: how fast clean text passes the
+//! keyword prefilter (the cost every byte that cat and grep read pays), and how fast text dense
+//! with secrets is redacted line by line.
+//!
+//!     cargo run --release --example redaction-speed [MiB [WORD]]
+//!
+//! WORD keeps only the texts whose name contains it.
+//! Each text is cut into batches of whole lines of at most 64 KiB, as the readers hand them
+//! out; a batch that does not pass goes line by line. Prints one table in Markdown.
+
+use std::time::Instant;
+
+use readbox::redact::{Redactor, Shown};
+
+/// A deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn pick(&mut self, n: usize, chars: &[u8]) -> String {
+        (0..n)
+            .map(|_| chars[(self.next() % chars.len() as u64) as usize] as char)
+            .collect()
+    }
+}
+
+const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const B32: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+
+/// Source-like lines of common words, as `benches/corpus.py` writes them.
+fn words(rng: &mut Rng, size: usize) -> Vec<u8> {
+    let words: Vec<&str> = "fn let mut match impl struct enum trait where self return if else for \
+        while loop break continue pub use mod crate super async await move ref type const static \
+        unsafe extern dyn Box Vec String Option Some None Result Ok Err println format iter map \
+        filter collect into clone unwrap expect len push insert remove get config reader writer \
+        buffer handle parse token value error index count offset"
+        .split_whitespace()
+        .collect();
+    let mut out = Vec::with_capacity(size + 200);
+    while out.len() < size {
+        let n = 2 + rng.next() % 12;
+        out.extend(std::iter::repeat_n(b' ', 4 * (rng.next() % 4) as usize));
+        for i in 0..n {
+            out.extend_from_slice(words[(rng.next() % words.len() as u64) as usize].as_bytes());
+            out.push(if i + 1 == n { b'\n' } else { b' ' });
+        }
+    }
+    out
+}
+
+fn repeat(line: &str, size: usize) -> Vec<u8> {
+    line.repeat(size / line.len() + 1).into_bytes()
+}
+
+/// Config lines, each with a fake credential of one of several families.
+fn dense(rng: &mut Rng, size: usize) -> Vec<u8> {
+    let mut out = String::with_capacity(size + 200);
+    let mut k = 0;
+    while out.len() < size {
+        let line = match k % 5 {
+            0 => format!(
+                "aws_access_key_id = {}{}\n",
+                concat!("AK", "IA"),
+                rng.pick(16, B32)
+            ),
+            1 => format!(
+                "github_token: {}{}\n",
+                concat!("gh", "p_"),
+                rng.pick(36, ALNUM)
+            ),
+            2 => format!(
+                "url: postgres://app:{}@db.internal:5432/app\n",
+                rng.pick(16, ALNUM)
+            ),
+            3 => format!("Authorization: Bearer {}\n", rng.pick(40, ALNUM)),
+            _ => format!("npm: {}{}\n", concat!("np", "m_"), rng.pick(36, ALNUM)),
+        };
+        out.push_str(&line);
+        k += 1;
+    }
+    out.into_bytes()
+}
+
+/// Whole-line batches of at most 64 KiB.
+fn batches(text: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let end = (at + 65536).min(text.len());
+        let cut = match memchr::memrchr(b'\n', &text[at..end]) {
+            Some(i) if end < text.len() => at + i + 1,
+            _ => end,
+        };
+        out.push(&text[at..cut]);
+        at = cut;
+    }
+    out
+}
+
+/// Redacts `text` as a reader would; returns the bytes shown and the values replaced.
+fn redact(text: &[u8]) -> (usize, u64) {
+    let mut r = Redactor::new();
+    let mut shown = 0;
+    for b in batches(text) {
+        if r.passes(b) {
+            shown += b.len();
+            continue;
+        }
+        for line in b.split_inclusive(|&c| c == b'\n') {
+            shown += match r.line(line) {
+                Shown::Same => line.len(),
+                Shown::Replaced(v) => v.len(),
+                Shown::Hidden => 0,
+            };
+        }
+    }
+    (shown, r.tally().total())
+}
+
+fn main() {
+    let mib: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(100);
+    let only = std::env::args().nth(2).unwrap_or_default();
+    let size = mib << 20;
+    let mut rng = Rng(0x5EED);
+    let texts: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "clean: prose (cat.txt)",
+            repeat("the quick brown fox jumps over the lazy dog\n", size),
+        ),
+        ("clean: source-like words", words(&mut rng, size)),
+        (
+            "clean: log lines",
+            repeat(
+                "2026-11-30T00:00:00.000Z INFO handled GET /api/v1/items in 12 ms status=200\n",
+                size,
+            ),
+        ),
+        ("clean: one 64 KiB-free line of x", vec![b'x'; size]),
+        ("dense: a secret on every line", dense(&mut rng, size / 10)),
+    ];
+    println!(
+        "| text | MiB | passes(), MiB/s | redacted as a reader does, MiB/s | values replaced |"
+    );
+    println!("| --- | --- | --- | --- | --- |");
+    for (name, text) in texts.iter().filter(|(n, _)| n.contains(&only)) {
+        let bs = batches(text);
+        let r = Redactor::new();
+        // Best of three: the machine is shared.
+        let mut best = f64::MAX;
+        let mut passing = 0;
+        for _ in 0..3 {
+            let t = Instant::now();
+            passing = bs.iter().filter(|b| r.passes(b)).count();
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        let mut best_full = f64::MAX;
+        let mut replaced = 0;
+        for _ in 0..3 {
+            let t = Instant::now();
+            let (shown, n) = redact(text);
+            best_full = best_full.min(t.elapsed().as_secs_f64());
+            replaced = n;
+            assert!(shown > 0);
+        }
+        let m = text.len() as f64 / (1 << 20) as f64;
+        println!(
+            "| {name} | {m:.0} | {:.0}{} | {:.0} | {replaced} |",
+            m / best,
+            if passing == bs.len() {
+                ""
+            } else {
+                " (some batches do not pass)"
+            },
+            m / best_full
+        );
+    }
+}
