@@ -123,6 +123,21 @@ fn redact(text: &[u8]) -> (usize, u64) {
 }
 
 fn main() {
+    // The first call pays for the keyword table: what a call that reads one small file adds.
+    let _ = Instant::now().elapsed();
+    let t = Instant::now();
+    let clean = Redactor::new().passes(b"hello\n");
+    let first = t.elapsed();
+    let t = Instant::now();
+    let mut r = Redactor::new();
+    let shown = r.line(format!("k = {}{}\n", concat!("gh", "p_"), "a1".repeat(18)).as_bytes());
+    let compile = t.elapsed();
+    assert!(clean && matches!(shown, Shown::Replaced(_)));
+    println!(
+        "first passes() on a 6-byte file: {:.1} us; first line with a secret (compiles its rule): {:.0} us\n",
+        first.as_secs_f64() * 1e6,
+        compile.as_secs_f64() * 1e6
+    );
     let mib: usize = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())
@@ -143,7 +158,7 @@ fn main() {
                 size,
             ),
         ),
-        ("clean: one 64 KiB-free line of x", vec![b'x'; size]),
+        ("clean: x repeated, no newline", vec![b'x'; size]),
         ("dense: a secret on every line", dense(&mut rng, size / 10)),
     ];
     println!(
@@ -153,17 +168,17 @@ fn main() {
     for (name, text) in texts.iter().filter(|(n, _)| n.contains(&only)) {
         let bs = batches(text);
         let r = Redactor::new();
-        // Best of three: the machine is shared.
+        // Best of five: the machine may be shared.
         let mut best = f64::MAX;
         let mut passing = 0;
-        for _ in 0..3 {
+        for _ in 0..5 {
             let t = Instant::now();
             passing = bs.iter().filter(|b| r.passes(b)).count();
             best = best.min(t.elapsed().as_secs_f64());
         }
         let mut best_full = f64::MAX;
         let mut replaced = 0;
-        for _ in 0..3 {
+        for _ in 0..5 {
             let t = Instant::now();
             let (shown, n) = redact(text);
             best_full = best_full.min(t.elapsed().as_secs_f64());
@@ -171,14 +186,14 @@ fn main() {
             assert!(shown > 0);
         }
         let m = text.len() as f64 / (1 << 20) as f64;
+        // passes() is the fast path only where batches pass; elsewhere it answers early.
+        let fast = if passing == bs.len() {
+            format!("{:.0}", m / best)
+        } else {
+            "-".to_string()
+        };
         println!(
-            "| {name} | {m:.0} | {:.0}{} | {:.0} | {replaced} |",
-            m / best,
-            if passing == bs.len() {
-                ""
-            } else {
-                " (some batches do not pass)"
-            },
+            "| {name} | {m:.0} | {fast} | {:.0} | {replaced} |",
             m / best_full
         );
     }

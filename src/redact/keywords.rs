@@ -44,43 +44,74 @@ const FRAGMENTS: &[(&str, usize)] = &[
     ("authorization", 5),
 ];
 
-/// The keywords, lowercase, with the index of their rule.
-struct Table {
-    words: Vec<(&'static [u8], usize)>,
-    /// One bit per lowercase byte pair that begins a keyword.
-    pairs: Vec<u64>,
-    /// For each lowercase first byte, the keywords that begin with it.
-    by_first: Vec<Vec<u16>>,
-    /// The longest keyword.
-    longest: usize,
-}
+/// How many keywords the rules have.
+const WORD_COUNT: usize = {
+    let mut n = 0;
+    let mut i = 0;
+    while i < RULES.len() {
+        n += RULES[i].keywords.len();
+        i += 1;
+    }
+    n
+};
 
-static TABLE: OnceLock<Table> = OnceLock::new();
+// A keyword is one bit in a u64 below.
+const _: () = assert!(WORD_COUNT <= 64);
+
+/// The keywords (lowercase) with the index of their rule, in the table's order. The tables
+/// here are built when readbox is compiled: a call pays nothing to set them up.
+static WORDS: [(&[u8], usize); WORD_COUNT] = {
+    let mut out: [(&[u8], usize); WORD_COUNT] = [(b"", 0); WORD_COUNT];
+    let (mut n, mut i) = (0, 0);
+    while i < RULES.len() {
+        let mut j = 0;
+        while j < RULES[i].keywords.len() {
+            out[n] = (RULES[i].keywords[j].as_bytes(), i);
+            n += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+};
+
+/// One bit per lowercase byte pair that begins a keyword.
+static PAIRS: [u64; 1024] = {
+    let mut out = [0u64; 1024];
+    let mut n = 0;
+    while n < WORD_COUNT {
+        let w = WORDS[n].0;
+        let bit = (w[0] as usize) << 8 | w[1] as usize;
+        out[bit >> 6] |= 1 << (bit & 63);
+        n += 1;
+    }
+    out
+};
+
+/// For each lowercase byte, the keywords that begin with it, one bit per keyword.
+static FIRST: [u64; 256] = {
+    let mut out = [0u64; 256];
+    let mut n = 0;
+    while n < WORD_COUNT {
+        out[WORDS[n].0[0] as usize] |= 1 << n;
+        n += 1;
+    }
+    out
+};
+
+/// The longest keyword.
+const LONGEST: usize = {
+    let (mut max, mut n) = (0, 0);
+    while n < WORD_COUNT {
+        if WORDS[n].0.len() > max {
+            max = WORDS[n].0.len();
+        }
+        n += 1;
+    }
+    max
+};
+
 static TEDDY: OnceLock<Option<Teddy>> = OnceLock::new();
-
-fn table() -> &'static Table {
-    TABLE.get_or_init(|| {
-        let words: Vec<(&'static [u8], usize)> = RULES
-            .iter()
-            .enumerate()
-            .flat_map(|(i, r)| r.keywords.iter().map(move |k| (k.as_bytes(), i)))
-            .collect();
-        let mut pairs = vec![0u64; 1024];
-        let mut by_first = vec![Vec::new(); 256];
-        for (n, (w, _)) in words.iter().enumerate() {
-            let bit = pair(w[0], w[1]);
-            pairs[bit >> 6] |= 1 << (bit & 63);
-            by_first[usize::from(w[0])].push(n as u16);
-        }
-        let longest = words.iter().map(|(w, _)| w.len()).max().unwrap_or(0);
-        Table {
-            words,
-            pairs,
-            by_first,
-            longest,
-        }
-    })
-}
 
 /// The Teddy searcher and, for each of its patterns, the keyword (an index into the table's
 /// words) and the offset of the fragment in it.
@@ -101,13 +132,11 @@ fn fragment(word: &[u8]) -> usize {
 fn teddy() -> Option<&'static Teddy> {
     TEDDY
         .get_or_init(|| {
-            let t = table();
-            let keywords: Vec<(usize, usize)> = (0..t.words.len())
-                .map(|n| (n, fragment(t.words[n].0)))
-                .collect();
+            let keywords: Vec<(usize, usize)> =
+                (0..WORD_COUNT).map(|n| (n, fragment(WORDS[n].0))).collect();
             let searcher = packed::Config::new()
                 .builder()
-                .extend(keywords.iter().map(|&(n, at)| &t.words[n].0[at..]))
+                .extend(keywords.iter().map(|&(n, at)| &WORDS[n].0[at..]))
                 .build()?;
             Some(Teddy { searcher, keywords })
         })
@@ -120,17 +149,19 @@ fn pair(a: u8, b: u8) -> usize {
 
 /// Calls `found(rule)` for each keyword occurrence in `hay` until it returns false.
 fn scan(hay: &[u8], mut found: impl FnMut(usize) -> bool) {
-    let t = table();
     if hay.len() < 3 {
         return;
     }
     for i in 0..hay.len() - 2 {
         let bit = pair(hay[i], hay[i + 1]);
-        if t.pairs[bit >> 6] & (1 << (bit & 63)) == 0 {
+        if PAIRS[bit >> 6] & (1 << (bit & 63)) == 0 {
             continue;
         }
-        for &n in &t.by_first[usize::from(hay[i].to_ascii_lowercase())] {
-            let (w, rule) = t.words[usize::from(n)];
+        let mut words = FIRST[usize::from(hay[i].to_ascii_lowercase())];
+        while words != 0 {
+            let n = words.trailing_zeros() as usize;
+            words &= words - 1;
+            let (w, rule) = WORDS[n];
             if hay.len() - i >= w.len()
                 && hay[i..i + w.len()].eq_ignore_ascii_case(w)
                 && !found(rule)
@@ -160,7 +191,7 @@ impl Teddy {
     fn any(&self, hay: &[u8]) -> bool {
         // Consecutive blocks overlap by one keyword's length less one byte, so that a keyword
         // across a block boundary is whole in one of them.
-        let overlap = table().longest - 1;
+        let overlap = LONGEST - 1;
         let mut buf = [0u8; CHUNK];
         let mut at = 0;
         loop {
@@ -184,14 +215,13 @@ impl Teddy {
     /// occurrence is skipped (no fragment is a prefix of another: two never start at one
     /// place).
     fn holds_keyword(&self, block: &[u8]) -> bool {
-        let words = &table().words;
         let mut at = 0;
         while let Some(m) = self
             .searcher
             .find_in(block, aho_corasick::Span::from(at..block.len()))
         {
             let (n, offset) = self.keywords[m.pattern().as_usize()];
-            let word = words[n].0;
+            let word = WORDS[n].0;
             if let Some(start) = m.start().checked_sub(offset)
                 && block.get(start..start + word.len()) == Some(word)
             {
@@ -262,8 +292,7 @@ mod tests {
                 "{w}"
             );
         }
-        let t = table();
-        let frags: Vec<&[u8]> = t.words.iter().map(|(w, _)| &w[fragment(w)..]).collect();
+        let frags: Vec<&[u8]> = WORDS.iter().map(|(w, _)| &w[fragment(w)..]).collect();
         for (i, a) in frags.iter().enumerate() {
             for (j, b) in frags.iter().enumerate() {
                 assert!(i == j || !b.starts_with(a), "{:?} {:?}", a, b);

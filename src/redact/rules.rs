@@ -16,10 +16,10 @@
 
 use regex::bytes::CaptureLocations;
 
-/// The longest match of any rule's pattern, in bytes (the JWT rule's). A stream of one line
+/// The longest match of any rule's pattern, in bytes (the URL password rule's). A stream of one line
 /// holds back this many bytes before it shows anything: a match that starts before them is
 /// already whole.
-pub const MAX_MATCH: usize = 1035;
+pub const MAX_MATCH: usize = 421;
 
 /// One credential family.
 pub struct Rule {
@@ -141,7 +141,8 @@ fn url_password(g: &Groups<'_>) -> bool {
 
 /// An `Authorization` value: after `Basic` (and the other schemes whose value is an encoding
 /// of a credential) anything is one; otherwise it must look random (a letter and a digit), so
-/// that prose (`Authorization: required`) and placeholders (`Bearer YOUR_TOKEN`) stay.
+/// that prose (`Authorization: required`) and placeholders (`Bearer YOUR_TOKEN`) stay. The
+/// pattern takes the first 64 characters of the value, which is where this looks.
 fn authorization(g: &Groups<'_>) -> bool {
     let encoded = g.get(1).is_some_and(|s| {
         [&b"basic"[..], b"negotiate", b"ntlm"]
@@ -312,12 +313,14 @@ pub static RULES: [Rule; RULE_COUNT] = [
         inline_key: false,
     },
     // A JSON Web Token: base64url of a JSON header and payload (both start `eyJ`, the
-    // encoding of `{"`), joined by dots, then the signature. gitleaks `jwt`; detect-secrets
-    // `JwtTokenDetector`.
+    // encoding of `{"`), joined by dots, then the signature. A header longer than 256
+    // characters (one that carries a certificate chain) stays, and the token is replaced from
+    // the dot before its payload: the header is public, the payload and signature are not.
+    // gitleaks `jwt`; detect-secrets `JwtTokenDetector`.
     Rule {
         id: "jwt",
         keywords: &[".eyj"],
-        pattern: r"\b(eyJ[A-Za-z0-9_-]{4,1024}\.eyJ[A-Za-z0-9_-]{4})",
+        pattern: r"(\beyJ[A-Za-z0-9_-]{4,256}\.eyJ[A-Za-z0-9_-]{4}|\.eyJ[A-Za-z0-9_-]{4})",
         secret: 1,
         accept: always,
         tail: Some(jwt),
@@ -357,7 +360,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "authorization",
         keywords: &["authorization"],
-        pattern: r#"(?i:authorization)["']?[ \t]{0,8}:[ \t]{0,8}["']?(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,512})"#,
+        pattern: r#"(?i:authorization)["']?[ \t]{0,8}:[ \t]{0,8}["']?(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
         secret: 2,
         accept: authorization,
         tail: Some(token68),

@@ -382,6 +382,13 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
             vec![
                 pos("session_token: ", fake_jwt(r), "\n"),
                 pos("Cookie: s=", fake_jwt(r), "; path=/\n"),
+                // A header past 256 characters stays; the rest goes from its dot.
+                {
+                    let jwt = fake_jwt(r);
+                    let head = format!("eyJ{}", r.pick(300, &urlsafe()));
+                    let rest = &jwt[jwt.find('.').unwrap()..];
+                    pos(format!("t: {head}"), rest, "\n")
+                },
             ],
             vec![
                 format!(
