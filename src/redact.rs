@@ -139,6 +139,10 @@ impl Redactor {
     /// tail, which starts from a window before the lines it shows, keep the block state right
     /// at a fraction of the cost of [`Redactor::line`]. A block whose marker line was skipped
     /// shows its marker on the first of its lines that is shown.
+    ///
+    /// tail need not read the file from its start: [`MAX_KEY_BLOCK`] + [`MAX_LINE`] bytes
+    /// before its window, from the start of a line, are enough, since a block that began
+    /// earlier has ended by the bound before the window.
     pub fn skip(&mut self, lines: &[u8]) {
         if self.block.is_none() && memmem::find(lines, b"-----BEGIN").is_none() {
             return;
@@ -210,9 +214,8 @@ impl Redactor {
         self.last.push(rule);
     }
 
-    /// A line outside any block that holds a keyword: its secrets, and whether it opens a
-    /// block.
-    /// `mask` names the rules whose keywords occur in the line.
+    /// A line outside any block that holds a keyword (`mask` names the rules whose keywords
+    /// occur in it): its secrets, and, when `may_open`, whether it opens a block.
     fn plain(&mut self, body: &[u8], term: &[u8], may_open: bool, mask: u32) -> Shown {
         if may_open && begin_line().is_match(body) {
             self.block = Some(Block {

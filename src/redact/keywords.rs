@@ -6,9 +6,10 @@
 //! multi-literal searcher of the `aho-corasick` crate's `packed` module) for a rare fragment of
 //! each keyword, then compared whole where a fragment is found. (Aho-Corasick's own automaton
 //! over the keywords, ignoring case, runs at a few hundred MB/s: too slow for every byte.)
-//! Small texts, and machines where Teddy is not available, use a scalar scan: a table of the keywords' first two bytes, then a
-//! comparison of the few keywords that start there. The scalar scan needs no set-up, so a call
-//! that reads one small file pays only for a table of a few kilobytes.
+//! Small texts, and machines where Teddy is not available, use a scalar scan: a table of the
+//! keywords' first two bytes, then a comparison of the few keywords that start there. Its
+//! tables are built when readbox is compiled, so a call that reads one small file pays for no
+//! set-up at all.
 //!
 //! Invariant: [`any`] is false only when no keyword of [`RULES`] occurs in the text, ignoring
 //! ASCII case ([`rules_in`] gives exactly the rules whose keywords occur).
