@@ -119,6 +119,22 @@ impl Redactor {
         self.block.is_none() && !keywords::any(lines)
     }
 
+    /// How many bytes at the start of `lines` (whole lines, the last maybe without `\n`) are
+    /// whole lines that [`Redactor::line`] would all leave unchanged, as [`Redactor::passes`]
+    /// decides for a batch: the start of the first line that holds a keyword (0 while a block
+    /// is open), or all of `lines`. A reader shows that much as it is, gives the next line to
+    /// `line`, and asks again from the line after it; each byte is searched once, so a batch
+    /// with a keyword in one line costs little more than one that has none.
+    pub fn clean_prefix(&self, lines: &[u8]) -> usize {
+        if self.block.is_some() {
+            return 0;
+        }
+        match keywords::find(lines) {
+            None => lines.len(),
+            Some(i) => memchr::memrchr(b'\n', &lines[..i]).map_or(0, |n| n + 1),
+        }
+    }
+
     /// What to show for `line`, one line of the stream with its terminator (`\n` or `\r\n`) if
     /// it has one, at most [`MAX_LINE`] bytes in practice (longer lines go through
     /// [`Redactor::long_line`]). Counts what it replaces.
@@ -598,19 +614,30 @@ fn find(
     let re = regex(rule);
     let r = &RULES[rule];
     while from <= hay.len() {
-        let start = re.captures_read_at(locs, hay, from)?.start();
-        let groups = Groups { hay, locs: &*locs };
-        if let Some(secret) = locs.get(r.secret)
+        // A secret that is the whole match needs no capture engine.
+        let (whole, locs) = if r.secret == 0 {
+            let m = re.find_at(hay, from)?;
+            ((m.start(), m.end()), None)
+        } else {
+            let m = re.captures_read_at(locs, hay, from)?;
+            ((m.start(), m.end()), Some(&*locs))
+        };
+        let groups = Groups { hay, whole, locs };
+        let secret = match r.secret {
+            0 => Some(whole),
+            i => locs.and_then(|l| l.get(i)),
+        };
+        if let Some(secret) = secret
             && secret.1 > secret.0
             && (r.accept)(&groups)
         {
             return Some(Found {
-                start,
+                start: whole.0,
                 rule,
                 secret,
             });
         }
-        from = start + 1;
+        from = whole.0 + 1;
     }
     None
 }

@@ -21,7 +21,7 @@ fn redact(data: &[u8]) -> Vec<u8> {
             out.extend(long.finish());
             continue;
         }
-        if r.passes(line) {
+        if r.clean_prefix(line) == line.len() {
             out.extend_from_slice(line);
             continue;
         }

@@ -24,8 +24,17 @@ use super::rules::RULES;
 /// scanning a few kilobytes.
 const SMALL: usize = 4 * 1024;
 
-/// Teddy searches lowercased copies of this many bytes at a time.
+/// Teddy searches lowercased copies of up to this many bytes at a time.
 const CHUNK: usize = 8 * 1024;
+
+/// The first block Teddy searches; each next one is twice as long, up to [`CHUNK`].
+const FIRST_BLOCK: usize = 256;
+
+thread_local! {
+    /// The lowercased block, kept from one search to the next.
+    static BLOCK: std::cell::RefCell<Box<[u8; CHUNK]>> =
+        std::cell::RefCell::new(Box::new([0; CHUNK]));
+}
 
 /// Where Teddy looks for a keyword: the part of it that ordinary text rarely holds, given as
 /// the offset it starts at. Teddy tells candidates apart by their first three bytes, so a
@@ -148,8 +157,9 @@ fn pair(a: u8, b: u8) -> usize {
     usize::from(a.to_ascii_lowercase()) << 8 | usize::from(b.to_ascii_lowercase())
 }
 
-/// Calls `found(rule)` for each keyword occurrence in `hay` until it returns false.
-fn scan(hay: &[u8], mut found: impl FnMut(usize) -> bool) {
+/// Calls `found(start, rule)` for each keyword occurrence in `hay`, in order, until it
+/// returns false.
+fn scan(hay: &[u8], mut found: impl FnMut(usize, usize) -> bool) {
     if hay.len() < 3 {
         return;
     }
@@ -165,7 +175,7 @@ fn scan(hay: &[u8], mut found: impl FnMut(usize) -> bool) {
             let (w, rule) = WORDS[n];
             if hay.len() - i >= w.len()
                 && hay[i..i + w.len()].eq_ignore_ascii_case(w)
-                && !found(rule)
+                && !found(i, rule)
             {
                 return;
             }
@@ -175,47 +185,61 @@ fn scan(hay: &[u8], mut found: impl FnMut(usize) -> bool) {
 
 /// Whether any keyword occurs in `hay`, in any ASCII case.
 pub fn any(hay: &[u8]) -> bool {
+    find(hay).is_some()
+}
+
+/// Where in `hay` the first keyword starts, or where one starts that lies on the same line as
+/// the first (a keyword holds no `\n`): enough to tell which line is the first to hold one.
+pub fn find(hay: &[u8]) -> Option<usize> {
     if hay.len() >= SMALL
         && let Some(teddy) = teddy()
     {
-        return teddy.any(hay);
+        return teddy.find(hay);
     }
-    let mut hit = false;
-    scan(hay, |_| {
-        hit = true;
+    let mut at = None;
+    scan(hay, |i, _| {
+        at = Some(i);
         false
     });
-    hit
+    at
 }
 
 impl Teddy {
-    fn any(&self, hay: &[u8]) -> bool {
+    /// See [`find`]. Teddy reports fragments in the order they start, and a keyword found
+    /// through a later fragment than another's starts inside that other keyword when it
+    /// starts before it: so it is on the same line.
+    fn find(&self, hay: &[u8]) -> Option<usize> {
         // Consecutive blocks overlap by one keyword's length less one byte, so that a keyword
-        // across a block boundary is whole in one of them.
+        // across a block boundary is whole in one of them. The blocks grow from a few hundred
+        // bytes: a reader that asks again after each line with a keyword (see
+        // `Redactor::clean_prefix`) should not lowercase a whole block for every line.
         let overlap = LONGEST - 1;
-        let mut buf = [0u8; CHUNK];
-        let mut at = 0;
-        loop {
-            let end = (at + CHUNK).min(hay.len());
-            let block = &mut buf[..end - at];
-            for (d, s) in block.iter_mut().zip(&hay[at..end]) {
-                *d = s.to_ascii_lowercase();
+        BLOCK.with_borrow_mut(|buf| {
+            let mut at = 0;
+            let mut size = FIRST_BLOCK;
+            loop {
+                let end = (at + size).min(hay.len());
+                let block = &mut buf[..end - at];
+                for (d, s) in block.iter_mut().zip(&hay[at..end]) {
+                    *d = s.to_ascii_lowercase();
+                }
+                if let Some(i) = self.first_in(block) {
+                    return Some(at + i);
+                }
+                if end == hay.len() {
+                    return None;
+                }
+                at = end - overlap;
+                size = (size * 2).min(CHUNK);
             }
-            if self.holds_keyword(block) {
-                return true;
-            }
-            if end == hay.len() {
-                return false;
-            }
-            at = end - overlap;
-        }
+        })
     }
 
-    /// Whether a keyword occurs whole in `block` (lowercase). A fragment found where its
-    /// keyword is not whole is passed over; the search goes on one byte later, so that no
-    /// occurrence is skipped (no fragment is a prefix of another: two never start at one
-    /// place).
-    fn holds_keyword(&self, block: &[u8]) -> bool {
+    /// Where the keyword of the first fragment in `block` (lowercase) that lies in its whole
+    /// keyword starts. A fragment found where its keyword is not whole is passed over; the
+    /// search goes on one byte later, so that no occurrence is skipped (no fragment is a
+    /// prefix of another: two never start at one place).
+    fn first_in(&self, block: &[u8]) -> Option<usize> {
         let mut at = 0;
         while let Some(m) = self
             .searcher
@@ -226,11 +250,11 @@ impl Teddy {
             if let Some(start) = m.start().checked_sub(offset)
                 && block.get(start..start + word.len()) == Some(word)
             {
-                return true;
+                return Some(start);
             }
             at = m.start() + 1;
         }
-        false
+        None
     }
 }
 
@@ -246,7 +270,7 @@ pub fn rules_of(hay: &[u8]) -> u32 {
 /// The rules whose keywords occur in `hay`, one bit per index into [`RULES`].
 pub fn rules_in(hay: &[u8]) -> u32 {
     let mut rules = 0u32;
-    scan(hay, |r| {
+    scan(hay, |_, r| {
         rules |= 1 << r;
         true
     });
@@ -310,8 +334,14 @@ mod tests {
                     k.to_ascii_uppercase(),
                     format!("{}{}", "q".repeat(5000), k.to_ascii_uppercase()),
                     format!("{k}{}", " ".repeat(9000)),
-                    // Across the boundary of two of Teddy's blocks.
+                    // Across the boundaries of Teddy's blocks.
                     format!("{}{k}{}", "z".repeat(CHUNK - 2), "z".repeat(CHUNK)),
+                    format!("{}{k}{}", "z".repeat(FIRST_BLOCK - 2), "z".repeat(CHUNK)),
+                    format!(
+                        "{}{k}{}",
+                        "z".repeat(3 * FIRST_BLOCK - 18),
+                        "z".repeat(CHUNK)
+                    ),
                 ] {
                     assert!(any(hay.as_bytes()), "{k} in {} bytes", hay.len());
                     assert_ne!(rules_in(hay.as_bytes()) & (1 << i), 0, "{k}");
@@ -349,6 +379,10 @@ mod tests {
             proptest::prop_assert_eq!(rules_in(hay.as_bytes()), expect);
             proptest::prop_assert_eq!(rules_of(hay.as_bytes()), expect);
             proptest::prop_assert_eq!(any(hay.as_bytes()), expect != 0);
+            // find() lands on the first line that holds a keyword.
+            let first_line = hay.split_inclusive('\n').position(|l| naive(l.as_bytes()) != 0);
+            let found_line = find(hay.as_bytes()).map(|i| hay[..i].matches('\n').count());
+            proptest::prop_assert_eq!(found_line, first_line);
         }
     }
 }

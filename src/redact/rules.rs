@@ -30,7 +30,8 @@ pub struct Rule {
     pub keywords: &'static [&'static str],
     /// The pattern (`regex` syntax, matched on bytes with Unicode off: classes are ASCII).
     pub pattern: &'static str,
-    /// The capture group that is the secret; the rest of the match is shown.
+    /// The capture group that is the secret (0: the whole match); the rest of the match is
+    /// shown.
     pub secret: usize,
     /// What a match must also satisfy (placeholders and examples are not secrets).
     pub accept: fn(&Groups<'_>) -> bool,
@@ -42,16 +43,22 @@ pub struct Rule {
     pub inline_key: bool,
 }
 
-/// The capture groups of one match.
+/// The capture groups of one match (only the whole match, group 0, for a rule whose secret
+/// is the whole match: those are found without the capture engine).
 pub struct Groups<'h> {
     pub(crate) hay: &'h [u8],
-    pub(crate) locs: &'h CaptureLocations,
+    pub(crate) whole: (usize, usize),
+    pub(crate) locs: Option<&'h CaptureLocations>,
 }
 
 impl<'h> Groups<'h> {
     /// Group `i`, if it took part in the match.
     pub fn get(&self, i: usize) -> Option<&'h [u8]> {
-        self.locs.get(i).map(|(s, e)| &self.hay[s..e])
+        let (s, e) = match i {
+            0 => self.whole,
+            _ => self.locs?.get(i)?,
+        };
+        Some(&self.hay[s..e])
     }
 }
 
@@ -105,7 +112,7 @@ fn not_example(s: &[u8]) -> bool {
 }
 
 fn aws_access_key_id(g: &Groups<'_>) -> bool {
-    g.get(1).is_some_and(not_example)
+    g.get(0).is_some_and(not_example)
 }
 
 fn aws_secret(g: &Groups<'_>) -> bool {
@@ -113,7 +120,7 @@ fn aws_secret(g: &Groups<'_>) -> bool {
 }
 
 fn npm(g: &Groups<'_>) -> bool {
-    g.get(1).is_some_and(mixed)
+    g.get(0).is_some_and(mixed)
 }
 
 /// The password of a URL, unless it is a placeholder: a template (`${DB_PASS}`, `{{pw}}`,
@@ -166,8 +173,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "aws-access-key-id",
         keywords: &["akia", "asia", "abia", "acca", "a3t"],
-        pattern: r"\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b",
-        secret: 1,
+        pattern: r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b",
+        secret: 0,
         accept: aws_access_key_id,
         tail: None,
         inline_key: false,
@@ -192,8 +199,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "github-token",
         keywords: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
-        pattern: r"\b(gh[pousr]_[A-Za-z0-9]{36})",
-        secret: 1,
+        pattern: r"\bgh[pousr]_[A-Za-z0-9]{36}",
+        secret: 0,
         accept: always,
         tail: Some(alnum),
         inline_key: false,
@@ -203,8 +210,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "github-fine-grained-token",
         keywords: &["github_pat_"],
-        pattern: r"\b(github_pat_[A-Za-z0-9_]{82})",
-        secret: 1,
+        pattern: r"\bgithub_pat_[A-Za-z0-9_]{82}",
+        secret: 0,
         accept: always,
         tail: Some(|b| b.is_ascii_alphanumeric() || b == b'_'),
         inline_key: false,
@@ -215,8 +222,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "gitlab-token",
         keywords: &["glpat-", "gldt-", "glptt-", "glrt-"],
-        pattern: r"\b(gl(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20})",
-        secret: 1,
+        pattern: r"\bgl(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20}",
+        secret: 0,
         accept: always,
         tail: Some(urlsafe_dot),
         inline_key: false,
@@ -228,8 +235,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "slack-token",
         keywords: &["xox", "xapp-"],
-        pattern: r"\b(xox[abeoprs]-[0-9]{1,20}-[A-Za-z0-9-]{6}|xapp-[0-9]-[A-Z0-9]{6})",
-        secret: 1,
+        pattern: r"\b(?:xox[abeoprs]-[0-9]{1,20}-[A-Za-z0-9-]{6}|xapp-[0-9]-[A-Z0-9]{6})",
+        secret: 0,
         accept: always,
         tail: Some(alnum_dash),
         inline_key: false,
@@ -250,8 +257,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "stripe-key",
         keywords: &["k_live_", "k_test_", "k_prod_"],
-        pattern: r"\b((?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10})",
-        secret: 1,
+        pattern: r"\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10}",
+        secret: 0,
         accept: always,
         tail: Some(alnum),
         inline_key: false,
@@ -261,8 +268,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "npm-token",
         keywords: &["npm_"],
-        pattern: r"\b(npm_[A-Za-z0-9]{36})",
-        secret: 1,
+        pattern: r"\bnpm_[A-Za-z0-9]{36}",
+        secret: 0,
         accept: npm,
         tail: Some(alnum),
         inline_key: false,
@@ -272,8 +279,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "pypi-token",
         keywords: &["pypi-"],
-        pattern: r"\b(pypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50})",
-        secret: 1,
+        pattern: r"\bpypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50}",
+        secret: 0,
         accept: always,
         tail: Some(urlsafe),
         inline_key: false,
@@ -294,8 +301,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "anthropic-api-key",
         keywords: &["sk-ant-"],
-        pattern: r"\b(sk-ant-[a-z]{2,10}[0-9]{2}-[A-Za-z0-9_-]{32})",
-        secret: 1,
+        pattern: r"\bsk-ant-[a-z]{2,10}[0-9]{2}-[A-Za-z0-9_-]{32}",
+        secret: 0,
         accept: always,
         tail: Some(urlsafe),
         inline_key: false,
@@ -306,8 +313,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "openai-api-key",
         keywords: &["t3blbkfj", "sk-proj-", "sk-svcacct-", "sk-admin-"],
-        pattern: r"\b(sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40}|[A-Za-z0-9_-]{16,250}T3BlbkFJ[A-Za-z0-9_-]{16}))",
-        secret: 1,
+        pattern: r"\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40}|[A-Za-z0-9_-]{16,250}T3BlbkFJ[A-Za-z0-9_-]{16})",
+        secret: 0,
         accept: always,
         tail: Some(urlsafe),
         inline_key: false,
@@ -320,8 +327,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "jwt",
         keywords: &[".eyj"],
-        pattern: r"(\beyJ[A-Za-z0-9_-]{4,256}\.eyJ[A-Za-z0-9_-]{4}|\.eyJ[A-Za-z0-9_-]{4})",
-        secret: 1,
+        pattern: r"\beyJ[A-Za-z0-9_-]{4,256}\.eyJ[A-Za-z0-9_-]{4}|\.eyJ[A-Za-z0-9_-]{4}",
+        secret: 0,
         accept: always,
         tail: Some(jwt),
         inline_key: false,

@@ -617,6 +617,44 @@ fn passes_means_line_changes_nothing() {
     assert_eq!(r.tally().note(), None);
 }
 
+#[test]
+fn clean_prefix_stops_at_the_first_line_with_a_keyword() {
+    let mut rng = Rng(24);
+    let token = format!("{GHP}{}", rng.pick(36, &alnum()));
+    for filler in [10, 5000] {
+        let clean = "fn main() {}\n".repeat(filler);
+        let text = format!("{clean}let t = \"{token}\";\nmore\n{clean}");
+        let r = Redactor::new();
+        assert_eq!(r.clean_prefix(text.as_bytes()), clean.len());
+        assert_eq!(r.clean_prefix(clean.as_bytes()), clean.len());
+        // A reader's loop: the clean prefix as it is, the next line redacted, and again.
+        let mut r = Redactor::new();
+        let mut out = Vec::new();
+        let mut rest = text.as_bytes();
+        while !rest.is_empty() {
+            let n = r.clean_prefix(rest);
+            out.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+            if let Some(line) = rest.split_inclusive(|&b| b == b'\n').next() {
+                out.extend(whole(&mut r, line));
+                rest = &rest[line.len()..];
+            }
+        }
+        assert_eq!(out, redact(&text).as_bytes());
+        assert_eq!(r.tally().total(), 1);
+    }
+    let mut r = Redactor::new();
+    assert_eq!(
+        r.line(format!("-----BEGIN {PRIV}-----\n").as_bytes()),
+        Shown::Same
+    );
+    assert_eq!(
+        r.clean_prefix(b"abc\n"),
+        0,
+        "inside a block nothing is clean"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Private-key blocks
 // ---------------------------------------------------------------------------------------------
