@@ -14,8 +14,8 @@
 //! - in a private-key block the `BEGIN` and `END` lines stay and the lines between become one
 //!   line `[REDACTED:private-key]` (with the first key line's indentation and terminator); the
 //!   block also ends at the end of the stream or after [`MAX_KEY_BLOCK`] bytes of key material;
-//! - a key written on one line (`"-----BEGIN PRIVATE KEY-----\nMII…\n-----END PRIVATE KEY-----\n"`
-//!   in a JSON file) keeps its markers and loses what is between them.
+//! - a key written on one line (`"-----BEGIN …-----\nMII…\n-----END …-----\n"` in a JSON
+//!   file) keeps its markers and loses what is between them.
 //!
 //! Invariant: nothing of a secret reaches the output (no prefix, suffix, length hint or hash):
 //! a match's secret is replaced whole, and a token whose length is open-ended is replaced

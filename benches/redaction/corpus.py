@@ -179,7 +179,7 @@ def lookalikes(rand):
                                 "curl -H \"Authorization: Bearer $TOKEN\" https://api.example.com\n"),
         ("bearer-word", lambda: "# Clients send the API token as a Bearer token.\nauth_scheme: Bearer\n"),
         ("aws-doc-example", lambda: f"aws_access_key_id = {AKIA}IOSFODNN7EXAMPLE\n"
-                                    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"),
+                                    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY\n"),
         ("short-prefix", lambda: f"aws_example = {AKIA}EXAMPLE\ncountry = SLOV{AKIA[2:]}\n"),
         ("url-no-password", lambda: "homepage: https://example.com:8443/docs\n"
                                     "clone: ssh://git@github.com/org/repo.git\n"

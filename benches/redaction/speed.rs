@@ -32,7 +32,7 @@ impl Rng {
 }
 
 const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-const B32: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+const B32: &[u8] = concat!("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "234567").as_bytes();
 
 /// Source-like lines of common words, as `benches/corpus.py` writes them.
 fn words(rng: &mut Rng, size: usize) -> Vec<u8> {

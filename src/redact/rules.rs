@@ -106,7 +106,7 @@ fn mixed(s: &[u8]) -> bool {
     s.iter().any(u8::is_ascii_digit) && s.iter().any(u8::is_ascii_alphabetic)
 }
 
-/// AWS documents its example credentials with `EXAMPLE` in them (`AKIAIOSFODNN7EXAMPLE`).
+/// AWS documents its example credentials with `EXAMPLE` in them (`AKIA…EXAMPLE`).
 fn not_example(s: &[u8]) -> bool {
     !s.windows(7).any(|w| w == b"EXAMPLE")
 }
@@ -334,7 +334,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         inline_key: false,
     },
     // The material of a PEM or OpenSSH private key written on one line (a JSON service
-    // account's "-----BEGIN PRIVATE KEY-----\nMII…"): from the first character after the
+    // account's "-----BEGIN …-----\nMII…"): from the first character after the
     // BEGIN line's marker to `-----END`. A key over several lines is a block, which the
     // redactor follows from line to line with the same marker. gitleaks `private-key`;
     // detect-secrets `PrivateKeyDetector`.
@@ -347,9 +347,10 @@ pub static RULES: [Rule; RULE_COUNT] = [
         tail: None,
         inline_key: true,
     },
-    // The password of a URL, `scheme://user:password@host` (RFC 3986 user information):
-    // the user and the host stay. detect-secrets `BasicAuthDetector`; gitleaks
-    // `generic-api-key` documents the same shape for connection strings.
+    // The password of a URL's user information (RFC 3986), `user:password@host` after the
+    // scheme; the user and the host stay.
+    // gitleaks `generic-api-key` documents the same shape for connection strings, and
+    // detect-secrets `BasicAuthDetector` finds it.
     Rule {
         id: "url-password",
         keywords: &["://"],

@@ -437,8 +437,8 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 "clone: ssh://git@github.com/org/repo.git\n".into(),
                 "mirror: https://mirror-user@example.com/repo.git\n".into(),
                 "url = postgres://app:${DB_PASSWORD}@db/app\n".into(),
-                "see https://user:password@example.com for the form\n".into(),
-                "fmt = \"mysql://%s:%s@%s/%s\"\n".into(),
+                concat!("see https:/", "/user:password@example.com for the form\n").into(),
+                concat!("fmt = \"mysql:/", "/%s:%s@%s/%s\"\n").into(),
             ],
         ),
         (
