@@ -729,6 +729,51 @@ fn a_window_that_starts_inside_a_block_shows_the_marker_not_the_material() {
 }
 
 #[test]
+fn no_window_of_a_file_shows_key_material() {
+    // Every head cut (the first k lines) and every tail window (lines i.. after skipping the
+    // ones before) of a file with key blocks, plain and in YAML, shows no piece of a key line.
+    let mut rng = Rng(25);
+    let (a, body_a) = key_block(&mut rng, &format!("RSA {PRIV}"), 9, "");
+    let (b, body_b) = key_block(&mut rng, &format!("OPENSSH {PRIV}"), 5, "    ");
+    let text = format!("top: 1\n{a}mid: 2\nkey: |\n{b}end: 3\n");
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let pieces: Vec<&str> = body_a
+        .iter()
+        .chain(&body_b)
+        .flat_map(|l| [&l[..8], &l[28..36], &l[l.len() - 8..]])
+        .collect();
+    let check = |shown: &str, what: &str| {
+        for p in &pieces {
+            assert!(!shown.contains(p), "{what} shows {p:?}: {shown}");
+        }
+    };
+    for k in 0..=lines.len() {
+        check(
+            &redact(&lines[..k].concat()),
+            &format!("the first {k} lines"),
+        );
+        let mut r = Redactor::new();
+        r.skip(lines[..k].concat().as_bytes());
+        let (shown, tally) = redact_with(&mut r, &lines[k..].concat());
+        check(&shown, &format!("the lines from {k}"));
+        let in_block = |l: &str| {
+            body_a
+                .iter()
+                .chain(&body_b)
+                .any(|b| l.trim_end() == b.trim())
+        };
+        let blocks_shown = shown.matches("[REDACTED:private-key]").count() as u64;
+        assert_eq!(tally.total(), blocks_shown, "from line {k}");
+        if lines[k..].iter().any(|l| in_block(l)) {
+            assert!(
+                blocks_shown >= 1,
+                "a window with key lines shows the marker, from {k}"
+            );
+        }
+    }
+}
+
+#[test]
 fn key_material_ends_after_max_key_block() {
     let mut rng = Rng(12);
     let line = rng.pick(64, &b64()) + "\n";
