@@ -18,6 +18,7 @@
 //! - [`glob`]: the length and nesting bounds of every glob.
 //! - [`walk`]: the one directory walker (sorted, never follows links, prunes excludes).
 //! - [`read`]: reading content within the read budget, line by line.
+//! - [`redact`]: the secret detector the readers pass file content through.
 //! - [`envelope`]: the only writer of stdout.
 //! - [`limits`]: the read and entry budgets and the timeout watchdog.
 //! - [`tools`]: the registry and one module per tool.

@@ -67,7 +67,9 @@ pub struct Policy {
     /// `sandbox = "require"`: a kernel without Landlock is a `config:` error (default
     /// `"best-effort"`).
     pub require_sandbox: bool,
-    /// `redact`: replace secret values in content by `[REDACTED:RULE]` (default true).
+    /// `redact`: credentials in what cat, head, tail, grep and diff read become
+    /// `[REDACTED:RULE]` (default true; see [`crate::redact`]). Under a lock it is on unless
+    /// the locked file itself turns it off.
     pub redact: bool,
     /// The roots of the lock, if one is in force, else the roots that [`NARROW_ROOTS_VAR`]
     /// narrowed: excludes stay anchored to them.
@@ -125,6 +127,7 @@ struct Layer {
     deny_hardlinks: Option<bool>,
     cross_mounts: Option<bool>,
     require_sandbox: Option<bool>,
+    redact: Option<bool>,
 }
 
 /// Where a layer came from, for error messages and `readbox policy`.
@@ -172,6 +175,7 @@ const SETTINGS: &[(&str, &str)] = &[
     ("hardlinks", "READBOX_HARDLINKS"),
     ("cross_mounts", "READBOX_CROSS_MOUNTS"),
     ("sandbox", "READBOX_SANDBOX"),
+    ("redact", "READBOX_REDACT"),
 ];
 
 /// Parses `hardlinks`: `allow` or `deny`; returns whether to deny.
@@ -448,6 +452,7 @@ fn parse_text(path: &Path, text: Vec<u8>) -> Result<Layer> {
                     Some(parse_hardlinks(&string()?).ok_or_else(|| bad("\"allow\" or \"deny\""))?);
             }
             "cross_mounts" => layer.cross_mounts = Some(boolean()?),
+            "redact" => layer.redact = Some(boolean()?),
             "sandbox" => {
                 layer.require_sandbox = Some(
                     parse_sandbox(&string()?)
@@ -549,6 +554,9 @@ fn parse_env(vars: &BTreeMap<String, OsString>) -> Result<Layer> {
         layer.cross_mounts =
             Some(parse_bool(&v).ok_or_else(|| bad("READBOX_CROSS_MOUNTS", &v, "a boolean"))?);
     }
+    if let Some(v) = nonempty("READBOX_REDACT")? {
+        layer.redact = Some(parse_bool(&v).ok_or_else(|| bad("READBOX_REDACT", &v, "a boolean"))?);
+    }
     if let Some(v) = nonempty("READBOX_SANDBOX")? {
         layer.require_sandbox = Some(
             parse_sandbox(&v)
@@ -589,6 +597,8 @@ struct Bounds {
     deny_hardlinks: Option<bool>,
     cross_mounts: bool,
     require_sandbox: bool,
+    /// Whether redaction may be turned off: only when the locked file itself turned it off.
+    redact: bool,
 }
 
 impl Policy {
@@ -834,6 +844,20 @@ impl Policy {
                 p.require_sandbox = require;
                 p.sources.insert("sandbox", o.source(var_of("sandbox")));
             }
+            if let Some(redact) = layer.redact {
+                if let Some(b) = &bounds
+                    && b.redact
+                    && !redact
+                {
+                    return Err(o.error(
+                        "redact",
+                        var_of("redact"),
+                        "cannot be turned off under a lock",
+                    ));
+                }
+                p.redact = redact;
+                p.sources.insert("redact", o.source(var_of("redact")));
+            }
             match layer.lock {
                 Some(false) if bounds.is_some() => {
                     return Err(o.error("lock", "", "cannot be turned off once a layer locked"));
@@ -841,6 +865,12 @@ impl Policy {
                 Some(true) if bounds.is_none() => {
                     p.lock = true;
                     p.sources.insert("lock", o.source(""));
+                    // Under a lock redaction is on, unless this very file turns it off: an
+                    // earlier, unlocked layer cannot leave it off.
+                    if layer.redact.is_none() && !p.redact {
+                        p.redact = true;
+                        p.sources.insert("redact", o.source(""));
+                    }
                     let roots = match &explicit_roots {
                         Some(r) => r.clone(),
                         None => {
@@ -865,6 +895,7 @@ impl Policy {
                         deny_hardlinks: explicit_hardlinks,
                         cross_mounts: p.cross_mounts,
                         require_sandbox: p.require_sandbox,
+                        redact: p.redact,
                     });
                 }
                 _ => {}
@@ -1062,6 +1093,7 @@ impl Policy {
                 "best-effort"
             }),
         );
+        put("redact", json!(self.redact));
         let mut doc = serde_json::Map::new();
         doc.insert("settings".into(), Value::Object(settings));
         doc.insert("sandbox".into(), sandbox);
@@ -1422,6 +1454,81 @@ mod tests {
         free.cwd = Some(f.p("root"));
         let e = Policy::load_from(&free).unwrap_err().to_string();
         assert!(e.contains("SECRET_KEY_NAME: unknown setting"), "{e}");
+    }
+
+    #[test]
+    fn redaction_is_on_by_default_and_either_layer_turns_it_off() {
+        let f = Fixture::new();
+        let p = Policy::load_from(&f.inputs(&[])).unwrap();
+        assert!(p.redact);
+        assert_eq!(p.sources["redact"], "default");
+        let p = Policy::load_from(&f.inputs(&[("READBOX_REDACT", "off")])).unwrap();
+        assert!(!p.redact);
+        assert_eq!(p.sources["redact"], "env READBOX_REDACT");
+        let cfg = f.file("r.toml", "redact = false\n");
+        let p = Policy::load_from(&f.inputs(&[("READBOX_CONFIG", cfg.to_str().unwrap())])).unwrap();
+        assert!(!p.redact);
+        let e = Policy::load_from(&f.inputs(&[("READBOX_REDACT", "perhaps")])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "config: READBOX_REDACT: 'perhaps': expected a boolean"
+        );
+        let bad = f.file("b.toml", "redact = \"no\"\n");
+        let e =
+            Policy::load_from(&f.inputs(&[("READBOX_CONFIG", bad.to_str().unwrap())])).unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("b.toml: redact: expected true or false"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_lock_keeps_redaction_on_unless_the_locked_file_turns_it_off() {
+        let f = Fixture::new();
+        let locked = f.file("l.toml", "lock = true\n");
+        let l = locked.to_str().unwrap();
+        assert!(
+            Policy::load_from(&f.inputs(&[("READBOX_CONFIG", l)]))
+                .unwrap()
+                .redact
+        );
+        for v in ["false", "0", "off", "no"] {
+            let e = Policy::load_from(&f.inputs(&[("READBOX_CONFIG", l), ("READBOX_REDACT", v)]));
+            assert!(
+                matches!(&e, Err(Error::Config(m)) if m == "READBOX_REDACT: cannot be turned off under a lock"),
+                "{e:?}"
+            );
+        }
+        let p = Policy::load_from(&f.inputs(&[("READBOX_CONFIG", l), ("READBOX_REDACT", "yes")]))
+            .unwrap();
+        assert!(p.redact);
+        // The locked file itself may turn it off; later layers may then choose.
+        let off = f.file("o.toml", "lock = true\nredact = false\n");
+        let o = off.to_str().unwrap();
+        let p = Policy::load_from(&f.inputs(&[("READBOX_CONFIG", o)])).unwrap();
+        assert!(!p.redact);
+        assert_eq!(p.sources["redact"], off.display().to_string());
+        let p = Policy::load_from(&f.inputs(&[("READBOX_CONFIG", o), ("READBOX_REDACT", "on")]))
+            .unwrap();
+        assert!(p.redact);
+    }
+
+    #[test]
+    fn a_lock_turns_on_redaction_that_an_earlier_unlocked_layer_turned_off() {
+        let f = Fixture::new();
+        let mut i = f.inputs(&[]);
+        i.system_file = f.file("system.toml", "redact = false\n");
+        assert!(!Policy::load_from(&i).unwrap().redact);
+        let locked = f.file("l.toml", "lock = true\n");
+        i.vars
+            .insert("READBOX_CONFIG".into(), OsString::from(locked.as_os_str()));
+        let p = Policy::load_from(&i).unwrap();
+        assert!(p.redact);
+        assert_eq!(p.sources["redact"], locked.display().to_string());
+        i.vars
+            .insert("READBOX_REDACT".into(), OsString::from("false"));
+        assert!(matches!(Policy::load_from(&i), Err(Error::Config(_))));
     }
 
     #[test]

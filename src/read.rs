@@ -13,7 +13,7 @@ use std::os::unix::fs::FileExt;
 use crate::envelope::Output;
 use crate::error::{Error, Result};
 use crate::limits::Budget;
-use crate::redact::{Redactor, Shown, Tally};
+use crate::redact::{LongLine, Redactor, Shown, Tally};
 
 /// Bytes asked of the kernel per read.
 pub const BLOCK: usize = 64 * 1024;
@@ -299,12 +299,15 @@ impl Ahead {
 
 /// File content as the tools show it: through the secret detector when redaction is on
 /// (docs/contract.md#redaction), before any tool logic sees it. One filter per input: it carries
-/// the state of an open private-key block from line to line.
+/// the state of an open private-key block from line to line, and of a line longer than a block
+/// from piece to piece.
 #[derive(Clone)]
 pub struct Filter {
     red: Option<Redactor>,
-    /// Inside a line longer than a block, which comes in pieces.
-    long: bool,
+    /// The redaction of a line longer than a block, which comes in pieces.
+    long: Option<LongLine>,
+    /// Inside a long line (also when redaction is off).
+    in_long: bool,
 }
 
 impl Filter {
@@ -312,13 +315,22 @@ impl Filter {
     pub fn new(redact: bool) -> Filter {
         Filter {
             red: redact.then(Redactor::new),
-            long: false,
+            long: None,
+            in_long: false,
         }
     }
 
     /// Whether the whole lines `lines` come out unchanged (checked at memory speed).
     pub fn passes(&self, lines: &[u8]) -> bool {
         self.red.as_ref().is_none_or(|r| r.passes(lines))
+    }
+
+    /// How many bytes at the start of `lines` (whole lines) come out unchanged: they may be shown
+    /// as they are, the next line goes through [`Filter::line`], and the rest is asked again.
+    pub fn clean_prefix(&self, lines: &[u8]) -> usize {
+        self.red
+            .as_ref()
+            .map_or(lines.len(), |r| r.clean_prefix(lines))
     }
 
     /// What to show for one whole line.
@@ -329,49 +341,65 @@ impl Filter {
         }
     }
 
-    /// Reads past whole lines without showing them: only the block state moves on.
+    /// Reads past whole lines without showing them: only the private-key state moves on, and
+    /// nothing is counted.
     pub fn skip(&mut self, lines: &[u8]) {
-        if let Some(r) = &mut self.red
-            && !r.passes(lines)
-        {
-            let before = r.tally().clone();
-            for line in lines.split_inclusive(|&c| c == b'\n') {
-                let _ = r.line(line);
-            }
-            r.set_tally(before);
+        if let Some(r) = &mut self.red {
+            r.skip(lines);
         }
     }
 
     /// Whether a long line is being read in pieces.
     pub fn in_long_line(&self) -> bool {
-        self.long
+        self.in_long
     }
 
     /// A line longer than a block begins.
     pub fn start_long_line(&mut self) {
-        self.long = true;
+        self.in_long = true;
+        self.long = self.red.as_mut().map(Redactor::long_line);
     }
 
-    /// What to show for a piece of a long line.
+    /// What to show for a piece of a long line (the redactor may hold back the end of it, to see
+    /// a secret whole; it comes out with a later piece).
     pub fn long_piece<'a>(&mut self, piece: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
-        std::borrow::Cow::Borrowed(piece)
+        match (&mut self.red, &mut self.long) {
+            (Some(r), Some(l)) => l.feed(r, piece).into(),
+            _ => piece.into(),
+        }
     }
 
     /// What to show for the end of a long line (through its `\n`).
     pub fn end_long_line<'a>(&mut self, tail: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
-        self.long = false;
-        std::borrow::Cow::Borrowed(tail)
+        self.in_long = false;
+        match (&mut self.red, self.long.take()) {
+            (Some(r), Some(mut l)) => {
+                let mut shown = l.feed(r, tail);
+                shown.extend(l.finish(r));
+                shown.into()
+            }
+            _ => tail.into(),
+        }
     }
 
     /// Reads past a piece of a long line without showing it.
     pub fn skip_long_piece(&mut self, piece: &[u8]) {
-        let _ = piece;
+        let _ = self.long_piece(piece);
     }
 
-    /// Reads past the end of a long line without showing it.
+    /// Reads past the end of a long line without showing it: nothing of it is counted.
     pub fn skip_end_long_line(&mut self, tail: &[u8]) {
-        let _ = tail;
-        self.long = false;
+        let _ = self.end_long_line(tail);
+        if let Some(r) = &mut self.red {
+            r.discard_last();
+        }
+    }
+
+    /// Takes back what the last line counted (grep drops a redacted line that no longer matches).
+    pub fn discard_last(&mut self) {
+        if let Some(r) = &mut self.red {
+            r.discard_last();
+        }
     }
 
     /// What was redacted so far.

@@ -1,63 +1,718 @@
-//! Secret redaction (docs/contract.md#redaction). Placeholder of the detector's interface: every
-//! line passes unchanged.
+//! Redaction: credentials in file content become `[REDACTED:RULE]` before any tool looks at
+//! them (docs/contract.md#redaction).
+//!
+//! The readers (cat, head, tail, grep, diff) pass each stream they read (one file, or standard
+//! input) through one [`Redactor`]: a batch of whole lines that holds no rule's keyword goes
+//! through as it is ([`Redactor::passes`], the fast path); otherwise each line is redacted on
+//! its own ([`Redactor::line`]). The rules are data, in [`RULES`]; their patterns are compiled
+//! on first use, one by one, only when a line holds one of their keywords, so a call that
+//! meets no keyword never compiles a regular expression.
+//!
+//! What a line becomes:
+//! - each secret value is replaced by `[REDACTED:RULE]`; the rest of the line stays
+//!   (`Authorization: Bearer [REDACTED:authorization]`, `https://deploy:[REDACTED:url-password]@host`);
+//! - in a private-key block the `BEGIN` and `END` lines stay and the lines between become one
+//!   line `[REDACTED:private-key]` (with the first key line's indentation and terminator); the
+//!   block also ends at the end of the stream or after [`MAX_KEY_BLOCK`] bytes of key material;
+//! - a key written on one line (`"-----BEGIN …-----\nMII…\n-----END …-----\n"` in a JSON
+//!   file) keeps its markers and loses what is between them.
+//!
+//! Invariant: nothing of a secret reaches the output (no prefix, suffix, length hint or hash):
+//! a match's secret is replaced whole, and a token whose length is open-ended is replaced
+//! through its last byte, however long. Line numbers are the caller's: a hidden line still
+//! counts as a line of the file.
 
-/// Per-stream redaction state.
-#[derive(Debug, Default, Clone)]
-pub struct Redactor {
-    tally: Tally,
+mod keywords;
+mod rules;
+
+use std::sync::OnceLock;
+
+use memchr::memmem;
+use regex::bytes::{Regex, RegexBuilder};
+
+pub use rules::{Groups, MAX_MATCH, RULE_COUNT, RULES, Rule};
+
+/// Bytes of key material after which a private-key block ends even without its `END` line:
+/// no real key is this long, and the bound keeps a stray `BEGIN` line from hiding a file.
+pub const MAX_KEY_BLOCK: usize = 64 * 1024;
+
+/// Lines up to this long (with their terminator) go to [`Redactor::line`] whole; longer ones go
+/// through [`Redactor::long_line`] in pieces.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// The note diff adds when it shows redacted lines.
+pub const PATCH_NOTE: &str =
+    "the redacted lines are not the files' text, so this diff no longer applies with patch";
+
+/// Bytes of already shown text kept before a stream's pending bytes: `\b` looks at one.
+const CONTEXT: usize = 8;
+
+/// Bytes a stream in a secret's tail or in inline key material holds back: enough for the
+/// line terminator and for a `-----END` that a piece boundary cuts.
+const HOLD: usize = 8;
+
+static REGEXES: [OnceLock<Regex>; RULE_COUNT] = [const { OnceLock::new() }; RULE_COUNT];
+
+/// Rule `i`'s pattern, compiled on first use.
+fn regex(i: usize) -> &'static Regex {
+    REGEXES[i].get_or_init(|| compile(RULES[i].pattern))
+}
+
+fn compile(pattern: &str) -> Regex {
+    // The patterns are constants that the tests compile: failing here is a bug in the table.
+    RegexBuilder::new(pattern)
+        .unicode(false)
+        .build()
+        .expect("every rule's pattern compiles (tested)")
+}
+
+/// A line that opens a private-key block: the marker, then nothing but quotes, separators or
+/// a continuation backslash.
+fn begin_line() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        compile(r#"-----BEGIN[ A-Z0-9]{0,32}PRIVATE KEY(?: BLOCK)?-----[ \t"',;\\]*$"#)
+    })
 }
 
 /// What to show for one line.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Shown {
     /// The line as it is.
     Same,
-    /// The whole line rewritten.
+    /// The line with its secrets replaced: the whole line, its terminator kept.
     Replaced(Vec<u8>),
-    /// Nothing: a line inside a key block after the first.
+    /// Nothing: a line of a private-key block after the one that shows its marker.
     Hidden,
 }
 
-/// Redactions by rule.
+/// The redaction state of one stream (a file, or standard input): an open private-key block,
+/// and the tally of what was replaced.
 #[derive(Debug, Default, Clone)]
-pub struct Tally {
-    total: u64,
+pub struct Redactor {
+    block: Option<Block>,
+    tally: Tally,
+    /// The rules counted for the last line, for [`Redactor::discard_last`].
+    last: Vec<usize>,
 }
 
-impl Tally {
-    /// Adds `other`'s counts.
-    pub fn add(&mut self, other: &Tally) {
-        self.total += other.total;
-    }
-    /// Values replaced in all.
-    pub fn total(&self) -> u64 {
-        self.total
-    }
-    /// The note for the envelope, when anything was replaced.
-    pub fn note(&self) -> Option<String> {
-        None
-    }
+/// An open private-key block.
+#[derive(Debug, Clone, Copy)]
+struct Block {
+    /// Bytes of key material hidden so far.
+    material: usize,
+    /// Whether the `[REDACTED:private-key]` line was shown for it.
+    shown: bool,
 }
 
 impl Redactor {
-    /// A fresh state.
+    /// A redactor at the start of a stream.
     pub fn new() -> Redactor {
         Redactor::default()
     }
-    /// Whether `lines` come out unchanged.
-    pub fn passes(&self, _lines: &[u8]) -> bool {
-        true
+
+    /// Whether `lines` (one or more whole lines, the last maybe without `\n`) would all come
+    /// out of [`Redactor::line`] unchanged: no rule's keyword occurs in them (ignoring ASCII
+    /// case) and no private-key block is open. A true answer leaves the state as it was, so
+    /// the caller may show the lines as they are without calling `line`.
+    pub fn passes(&self, lines: &[u8]) -> bool {
+        self.block.is_none() && !keywords::any(lines)
     }
-    /// What to show for one line.
-    pub fn line(&mut self, _line: &[u8]) -> Shown {
-        Shown::Same
+
+    /// How many bytes at the start of `lines` (whole lines, the last maybe without `\n`) are
+    /// whole lines that [`Redactor::line`] would all leave unchanged, as [`Redactor::passes`]
+    /// decides for a batch: the start of the first line that holds a keyword (0 while a block
+    /// is open), or all of `lines`. A reader shows that much as it is, gives the next line to
+    /// `line`, and asks again from the line after it; each byte is searched once, so a batch
+    /// with a keyword in one line costs little more than one that has none.
+    pub fn clean_prefix(&self, lines: &[u8]) -> usize {
+        if self.block.is_some() {
+            return 0;
+        }
+        match keywords::find(lines) {
+            None => lines.len(),
+            Some(i) => memchr::memrchr(b'\n', &lines[..i]).map_or(0, |n| n + 1),
+        }
     }
-    /// The tally so far.
+
+    /// What to show for `line`, one line of the stream with its terminator (`\n` or `\r\n`) if
+    /// it has one, at most [`MAX_LINE`] bytes in practice (longer lines go through
+    /// [`Redactor::long_line`]). Counts what it replaces.
+    pub fn line(&mut self, line: &[u8]) -> Shown {
+        self.last.clear();
+        let (body, term) = split_terminator(line);
+        if let Some(block) = self.block {
+            return self.in_block(block, line, body, term);
+        }
+        match keywords::rules_of(line) {
+            0 => Shown::Same,
+            mask => self.plain(body, term, true, mask),
+        }
+    }
+
+    /// Moves past `lines` (whole lines) that the caller will not show, following private-key
+    /// blocks without counting anything: grep, which shows only the lines that match, and
+    /// tail, which starts from a window before the lines it shows, keep the block state right
+    /// at a fraction of the cost of [`Redactor::line`]. A block whose marker line was skipped
+    /// shows its marker on the first of its lines that is shown.
+    ///
+    /// tail need not read the file from its start: [`MAX_KEY_BLOCK`] + [`MAX_LINE`] bytes
+    /// before its window, from the start of a line, are enough, since a block that began
+    /// earlier has ended by the bound before the window.
+    pub fn skip(&mut self, lines: &[u8]) {
+        if self.block.is_none() && memmem::find(lines, b"-----BEGIN").is_none() {
+            return;
+        }
+        for line in lines.split_inclusive(|&b| b == b'\n') {
+            let (body, _) = split_terminator(line);
+            if let Some(block) = &mut self.block {
+                if memmem::find(body, b"-----END").is_some() {
+                    self.block = None;
+                    continue;
+                }
+                if block.material < MAX_KEY_BLOCK && memmem::find(body, b"-----BEGIN").is_none() {
+                    block.material += line.len();
+                    if block.material >= MAX_KEY_BLOCK {
+                        self.block = None;
+                    }
+                    continue;
+                }
+                self.block = None;
+            }
+            if begin_line().is_match(body) {
+                self.block = Some(Block {
+                    material: 0,
+                    shown: false,
+                });
+            }
+        }
+    }
+
+    /// A stream of one line longer than [`MAX_LINE`], to be fed in pieces, each with this
+    /// redactor (the stream's own state stays in the [`LongLine`], so a reader can keep it from
+    /// one block to the next).
+    pub fn long_line(&mut self) -> LongLine {
+        self.last.clear();
+        let hidden = match &mut self.block {
+            Some(b) if b.material < MAX_KEY_BLOCK => true,
+            Some(_) => {
+                self.block = None;
+                false
+            }
+            None => false,
+        };
+        LongLine {
+            hidden,
+            marked: false,
+            buf: Vec::new(),
+            ctx: 0,
+            scan: Scan::default(),
+            end: [0; 2],
+        }
+    }
+
+    /// The tally of this stream so far.
     pub fn tally(&self) -> &Tally {
         &self.tally
     }
-    /// Sets the tally (lines read past without showing them are not counted).
-    pub fn set_tally(&mut self, tally: Tally) {
-        self.tally = tally;
+
+    /// Takes back what the last call of [`Redactor::line`] (or the last long line) counted:
+    /// for grep, which drops a redacted line that no longer matches, so that the tally counts
+    /// the values that were shown.
+    pub fn discard_last(&mut self) {
+        for &r in &self.last {
+            self.tally.counts[r] -= 1;
+        }
+        self.last.clear();
+    }
+
+    fn count(&mut self, rule: usize) {
+        self.tally.counts[rule] += 1;
+        self.last.push(rule);
+    }
+
+    /// A line outside any block that holds a keyword (`mask` names the rules whose keywords
+    /// occur in it): its secrets, and, when `may_open`, whether it opens a block.
+    fn plain(&mut self, body: &[u8], term: &[u8], may_open: bool, mask: u32) -> Shown {
+        if may_open && begin_line().is_match(body) {
+            self.block = Some(Block {
+                material: 0,
+                shown: false,
+            });
+        }
+        let mut out = Vec::new();
+        let mut scan = Scan::default();
+        let before = self.last.len();
+        scan.run(body, 0, true, Some(mask), &mut out, self);
+        if self.last.len() == before {
+            return Shown::Same;
+        }
+        out.extend_from_slice(term);
+        Shown::Replaced(out)
+    }
+
+    /// A line while a block is open.
+    fn in_block(&mut self, mut block: Block, line: &[u8], body: &[u8], term: &[u8]) -> Shown {
+        if let Some(i) = memmem::find(body, b"-----END") {
+            self.block = None;
+            let indent = body.iter().take_while(|b| b.is_ascii_whitespace()).count();
+            let material = body[indent..i]
+                .iter()
+                .any(|&b| !matches!(b, b'"' | b'\'' | b' ' | b'\t' | b'\\'));
+            if !material {
+                return self.plain(body, term, false, keywords::rules_of(body));
+            }
+            // Key material before the END marker on the same line: it goes too.
+            let mut out = body[..indent].to_vec();
+            if !block.shown {
+                out.extend_from_slice(marker(rules::private_key()).as_bytes());
+                self.count(rules::private_key());
+            }
+            match self.plain(&body[i..], term, false, keywords::rules_of(&body[i..])) {
+                Shown::Replaced(rest) => out.extend_from_slice(&rest),
+                _ => {
+                    out.extend_from_slice(&body[i..]);
+                    out.extend_from_slice(term);
+                }
+            }
+            return Shown::Replaced(out);
+        }
+        if block.material >= MAX_KEY_BLOCK || memmem::find(body, b"-----BEGIN").is_some() {
+            // The bound, or a new BEGIN without an END: the block ends before this line.
+            self.block = None;
+            return match keywords::rules_of(line) {
+                0 => Shown::Same,
+                mask => self.plain(body, term, true, mask),
+            };
+        }
+        block.material += line.len();
+        let first = !block.shown;
+        block.shown = true;
+        // Past the bound the block is over: the next line is text again.
+        self.block = (block.material < MAX_KEY_BLOCK).then_some(block);
+        if !first {
+            return Shown::Hidden;
+        }
+        self.count(rules::private_key());
+        let indent = body
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count();
+        let mut out = body[..indent].to_vec();
+        out.extend_from_slice(marker(rules::private_key()).as_bytes());
+        out.extend_from_slice(term);
+        Shown::Replaced(out)
     }
 }
+
+/// `[REDACTED:ID]` for rule `rule`.
+fn marker(rule: usize) -> String {
+    format!("[REDACTED:{}]", RULES[rule].id)
+}
+
+/// A line's text and its terminator (`\r\n`, `\n` or nothing).
+fn split_terminator(line: &[u8]) -> (&[u8], &[u8]) {
+    let n = match line {
+        [.., b'\r', b'\n'] => 2,
+        [.., b'\n'] => 1,
+        _ => 0,
+    };
+    line.split_at(line.len() - n)
+}
+
+/// One line longer than [`MAX_LINE`], redacted as a stream: [`LongLine::feed`] gives what can
+/// be shown so far, holding back the last [`MAX_MATCH`] bytes (a match that starts before them
+/// is whole, so what is shown never changes once shown), and [`LongLine::finish`] the rest.
+/// Memory stays bounded by the pieces fed, whatever the line's length.
+#[derive(Debug, Clone)]
+pub struct LongLine {
+    /// The line is key material inside an open block.
+    hidden: bool,
+    /// The block's marker was shown by this line.
+    marked: bool,
+    /// Up to [`CONTEXT`] bytes already shown, then the pending bytes.
+    buf: Vec<u8>,
+    ctx: usize,
+    scan: Scan,
+    /// The last two bytes fed, for the terminator of a hidden line.
+    end: [u8; 2],
+}
+
+impl LongLine {
+    /// Takes the next piece of the line, read by `red`; returns what may be shown now.
+    pub fn feed(&mut self, red: &mut Redactor, piece: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        if self.hidden {
+            self.hide(red, piece, &mut out);
+            return out;
+        }
+        self.buf.extend_from_slice(piece);
+        // Small pieces wait until there is more to show than the hold-back: each scan then
+        // moves the line on by at least MAX_MATCH bytes, and the work stays linear.
+        if self.buf.len() - self.ctx < 2 * MAX_MATCH {
+            return out;
+        }
+        let pos = self
+            .scan
+            .run(&self.buf, self.ctx, false, None, &mut out, red);
+        let keep = pos.saturating_sub(CONTEXT);
+        self.buf.drain(..keep);
+        self.ctx = pos - keep;
+        out
+    }
+
+    /// Ends the line; returns the rest of what to show, with the line's terminator.
+    pub fn finish(mut self, red: &mut Redactor) -> Vec<u8> {
+        let mut out = Vec::new();
+        if self.hidden {
+            if red.block.is_some_and(|b| b.material >= MAX_KEY_BLOCK) {
+                red.block = None;
+            }
+            if self.marked {
+                let term: &[u8] = match self.end {
+                    [b'\r', b'\n'] => b"\r\n",
+                    [_, b'\n'] => b"\n",
+                    _ => b"",
+                };
+                out.extend_from_slice(term);
+            }
+            return out;
+        }
+        let (body, term) = split_terminator(&self.buf[self.ctx..]);
+        let (len, term) = (self.ctx + body.len(), term.to_vec());
+        self.scan
+            .run(&self.buf[..len], self.ctx, true, None, &mut out, red);
+        out.extend_from_slice(&term);
+        out
+    }
+
+    fn hide(&mut self, red: &mut Redactor, piece: &[u8], out: &mut Vec<u8>) {
+        let Some(block) = &mut red.block else {
+            return;
+        };
+        block.material = block.material.saturating_add(piece.len());
+        if !block.shown {
+            block.shown = true;
+            self.marked = true;
+            out.extend_from_slice(marker(rules::private_key()).as_bytes());
+            red.count(rules::private_key());
+        }
+        for &b in piece {
+            self.end = [self.end[1], b];
+        }
+    }
+}
+
+/// Where a scan of one line stands between two pieces.
+#[derive(Debug, Default, Clone, Copy)]
+enum Inline {
+    /// Looking for the next match.
+    #[default]
+    Plain,
+    /// In the tail of an open-ended token, which goes on while its bytes are of this class.
+    Tail(fn(u8) -> bool),
+    /// In private-key material written on one line, up to `-----END`.
+    Key {
+        /// Bytes dropped so far.
+        material: usize,
+        /// The last two bytes dropped (a `\n` escape before `-----END` is shown again).
+        last: [u8; 2],
+    },
+}
+
+/// The scan of one line, whole or in pieces.
+#[derive(Debug, Default, Clone)]
+struct Scan {
+    state: Inline,
+}
+
+/// One accepted match.
+#[derive(Debug, Clone, Copy)]
+struct Found {
+    start: usize,
+    rule: usize,
+    secret: (usize, usize),
+}
+
+impl Scan {
+    /// Redacts `hay[pos..]` as far as it can be decided, appending what to show to `out`, and
+    /// returns the position up to which it is done. `hay[..pos]` is context already shown.
+    /// Unless `at_end`, more bytes follow `hay`, and the end is held back: [`MAX_MATCH`] bytes
+    /// while looking for matches, [`HOLD`] in a secret. `mask` names the rules whose keywords
+    /// occur in `hay`, when the caller knows them.
+    fn run(
+        &mut self,
+        hay: &[u8],
+        mut pos: usize,
+        at_end: bool,
+        mask: Option<u32>,
+        out: &mut Vec<u8>,
+        red: &mut Redactor,
+    ) -> usize {
+        let len = hay.len();
+        let held = |n: usize| if at_end { len } else { len.saturating_sub(n) };
+        let mut next: Option<Next> = mask.map(Next::new);
+        loop {
+            match self.state {
+                Inline::Tail(class) => {
+                    let stop = held(HOLD).max(pos);
+                    while pos < stop && class(hay[pos]) {
+                        pos += 1;
+                    }
+                    if pos == stop && !at_end {
+                        return pos;
+                    }
+                    self.state = Inline::Plain;
+                }
+                Inline::Key { material, last } => {
+                    let room = MAX_KEY_BLOCK - material;
+                    let (take, end) = match memmem::find(&hay[pos..], b"-----END") {
+                        Some(i) => (i, true),
+                        None => (held(HOLD).max(pos) - pos, at_end),
+                    };
+                    if take >= room {
+                        // The bound: what follows is shown as text.
+                        pos += room;
+                        self.state = Inline::Plain;
+                        continue;
+                    }
+                    let mut last = last;
+                    for &b in &hay[pos..pos + take] {
+                        last = [last[1], b];
+                    }
+                    pos += take;
+                    if !end {
+                        self.state = Inline::Key {
+                            material: material + take,
+                            last,
+                        };
+                        return pos;
+                    }
+                    if &last == b"\\n" {
+                        out.extend_from_slice(b"\\n");
+                    }
+                    self.state = Inline::Plain;
+                }
+                Inline::Plain => {
+                    let limit = held(MAX_MATCH);
+                    if pos >= limit {
+                        return pos.min(len);
+                    }
+                    // A stream's window without any keyword (most of a long line) needs no
+                    // finer look.
+                    let n = next.get_or_insert_with(|| Next::new(keywords::rules_of(hay)));
+                    match n.first(hay, pos) {
+                        Some(f) if f.start < limit => {
+                            out.extend_from_slice(&hay[pos..f.secret.0]);
+                            out.extend_from_slice(marker(f.rule).as_bytes());
+                            red.count(f.rule);
+                            pos = f.secret.1;
+                            let rule = &RULES[f.rule];
+                            if rule.inline_key {
+                                self.state = Inline::Key {
+                                    material: f.secret.1 - f.secret.0,
+                                    last: [0; 2],
+                                };
+                            } else if let Some(class) = rule.tail {
+                                self.state = Inline::Tail(class);
+                            }
+                        }
+                        _ => {
+                            out.extend_from_slice(&hay[pos..limit]);
+                            return limit;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Where one rule's search stands in one text.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    /// None of its keywords occurs: it cannot match.
+    Out,
+    /// Not searched from the current position yet.
+    Unknown,
+    /// Its next accepted match.
+    Found(Found),
+    /// It has no further match.
+    Done,
+}
+
+thread_local! {
+    /// The capture slots of each rule, kept from one line to the next.
+    static LOCS: std::cell::RefCell<Vec<Option<regex::bytes::CaptureLocations>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The next accepted match of each rule whose keyword occurs in the text, found once and kept
+/// until the scan passes its start: a line dense with secrets is searched once per rule, not
+/// once per secret.
+struct Next {
+    slots: [Slot; RULE_COUNT],
+    locs: Vec<Option<regex::bytes::CaptureLocations>>,
+}
+
+impl Next {
+    /// The search of a text whose keywords name the rules in `mask` (one bit per rule).
+    fn new(mask: u32) -> Next {
+        let mut locs = LOCS.take();
+        locs.resize_with(RULE_COUNT, || None);
+        let mut slots = [Slot::Out; RULE_COUNT];
+        for (i, s) in slots.iter_mut().enumerate() {
+            if mask & (1 << i) != 0 {
+                *s = Slot::Unknown;
+            }
+        }
+        Next { slots, locs }
+    }
+
+    /// The leftmost accepted match that starts at or after `pos` (the earlier rule on a tie).
+    fn first(&mut self, hay: &[u8], pos: usize) -> Option<Found> {
+        let mut best: Option<Found> = None;
+        for rule in 0..RULE_COUNT {
+            let f = match self.slots[rule] {
+                Slot::Out | Slot::Done => continue,
+                Slot::Found(f) if f.start >= pos => f,
+                Slot::Found(_) | Slot::Unknown => {
+                    let locs =
+                        self.locs[rule].get_or_insert_with(|| regex(rule).capture_locations());
+                    match find(rule, hay, pos, locs) {
+                        Some(f) => {
+                            self.slots[rule] = Slot::Found(f);
+                            f
+                        }
+                        None => {
+                            self.slots[rule] = Slot::Done;
+                            continue;
+                        }
+                    }
+                }
+            };
+            if best.is_none_or(|b| f.start < b.start) {
+                best = Some(f);
+            }
+        }
+        best
+    }
+}
+
+impl Drop for Next {
+    fn drop(&mut self) {
+        LOCS.set(std::mem::take(&mut self.locs));
+    }
+}
+
+/// Rule `rule`'s first accepted match in `hay` that starts at or after `from`.
+fn find(
+    rule: usize,
+    hay: &[u8],
+    mut from: usize,
+    locs: &mut regex::bytes::CaptureLocations,
+) -> Option<Found> {
+    let re = regex(rule);
+    let r = &RULES[rule];
+    while from <= hay.len() {
+        // A secret that is the whole match needs no capture engine.
+        let (whole, locs) = if r.secret == 0 {
+            let m = re.find_at(hay, from)?;
+            ((m.start(), m.end()), None)
+        } else {
+            let m = re.captures_read_at(locs, hay, from)?;
+            ((m.start(), m.end()), Some(&*locs))
+        };
+        let groups = Groups { hay, whole, locs };
+        let secret = match r.secret {
+            0 => Some(whole),
+            i => locs.and_then(|l| l.get(i)),
+        };
+        if let Some(secret) = secret
+            && secret.1 > secret.0
+            && (r.accept)(&groups)
+        {
+            return Some(Found {
+                start: whole.0,
+                rule,
+                secret,
+            });
+        }
+        from = whole.0 + 1;
+    }
+    None
+}
+
+/// Whether grep's PATTERN could match a redacted line where it does not match the line as
+/// read. It can only by overlapping a `[REDACTED:…]` marker, so only when it holds `[` or `]`
+/// or is a piece of a marker (`REDACTED`, `private-key`); `ignore_case` compares ignoring
+/// case, and with it any non-ASCII pattern counts as possible (case folding is Unicode's).
+/// When false, a line that does not match as read cannot match once redacted: grep may search
+/// the text as read and redact only the lines that match.
+pub fn may_match_marker(pattern: &[u8], ignore_case: bool) -> bool {
+    if pattern.contains(&b'[') || pattern.contains(&b']') {
+        return true;
+    }
+    if ignore_case && !pattern.is_ascii() {
+        return true;
+    }
+    RULES.iter().enumerate().any(|(i, _)| {
+        let m = marker(i);
+        if ignore_case {
+            m.as_bytes()
+                .windows(pattern.len().max(1))
+                .any(|w| w.eq_ignore_ascii_case(pattern))
+                || pattern.is_empty()
+        } else {
+            memmem::find(m.as_bytes(), pattern).is_some()
+        }
+    })
+}
+
+/// How many values each rule replaced. Mergeable: grep redacts files on several threads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    counts: [u64; RULE_COUNT],
+}
+
+impl Tally {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &Tally) {
+        for (a, b) in self.counts.iter_mut().zip(other.counts) {
+            *a += b;
+        }
+    }
+
+    /// The number of replaced values (a private-key block counts once).
+    pub fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// The rules that replaced values and how many each, in table order.
+    pub fn by_rule(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        RULES
+            .iter()
+            .zip(self.counts)
+            .filter(|(_, n)| *n > 0)
+            .map(|(r, n)| (r.id, n))
+    }
+
+    /// The note that tells the caller what was redacted (docs/contract.md#notes), or `None`
+    /// when nothing was: how many values and which rules, never anything of the values.
+    /// E.g. `redacted 3 secret values (github-token 2, jwt 1); each reads [REDACTED:RULE]`.
+    pub fn note(&self) -> Option<String> {
+        let total = self.total();
+        if total == 0 {
+            return None;
+        }
+        let rules: Vec<String> = self.by_rule().map(|(id, n)| format!("{id} {n}")).collect();
+        let values = if total == 1 { "value" } else { "values" };
+        Some(format!(
+            "redacted {total} secret {values} ({}); each reads [REDACTED:RULE]",
+            rules.join(", ")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests;

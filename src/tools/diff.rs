@@ -1,6 +1,8 @@
 //! `diff PATH_A PATH_B [CONTEXT_LINES=3]`: a unified diff that `patch` applies to PATH_A to give
 //! PATH_B, with hunk headers as GNU `diff -u --label PATH_A --label PATH_B` writes them
-//! (docs/contract.md#tools). Lines are compared with their terminators, as redaction shows them.
+//! (docs/contract.md#tools). Lines are compared with their terminators, as the files hold them,
+//! and printed as redaction shows them (the diff then no longer applies with `patch`, and a note
+//! says so).
 //! Identical files give empty output and exit 0; differences exit 1, as POSIX diff. A binary file
 //! (a NUL in its first 8 KiB) is compared as bytes: `Binary files A and B differ`, as GNU diff.
 
@@ -179,9 +181,8 @@ fn same_bytes(ctx: &Ctx<'_>, a: &Side, b: &Side) -> Result<bool, Error> {
     Ok(true)
 }
 
-/// Reads the whole side, charging every byte, as redaction shows it: the lines that diff
-/// compares and prints (docs/contract.md#redaction).
-fn read_all(ctx: &Ctx<'_>, side: Side, filter: &mut Filter) -> Result<Vec<u8>, Error> {
+/// Reads the whole side, charging every byte: the lines that diff compares.
+fn read_all(ctx: &Ctx<'_>, side: Side) -> Result<Vec<u8>, Error> {
     let Side { path, content } = side;
     let data = match content {
         Content::File { file, .. } => {
@@ -204,18 +205,20 @@ fn read_all(ctx: &Ctx<'_>, side: Side, filter: &mut Filter) -> Result<Vec<u8>, E
     if newlines + unterminated > MAX_LINES {
         return Err(too_long(&path));
     }
-    if filter.passes(&data) {
-        return Ok(data);
+    Ok(data)
+}
+
+/// How each line of `data` is shown, as redaction shows it (docs/contract.md#redaction); `None`
+/// when redaction leaves the whole side as it is.
+fn shown_lines(filter: &mut Filter, data: &[u8]) -> Option<Vec<Shown>> {
+    if filter.passes(data) {
+        return None;
     }
-    let mut shown_text = Vec::with_capacity(data.len());
-    for line in data.split_inclusive(|&c| c == b'\n') {
-        match filter.line(line) {
-            Shown::Same => shown_text.extend_from_slice(line),
-            Shown::Replaced(t) => shown_text.extend_from_slice(&t),
-            Shown::Hidden => {}
-        }
-    }
-    Ok(shown_text)
+    Some(
+        data.split_inclusive(|&c| c == b'\n')
+            .map(|line| filter.line(line))
+            .collect(),
+    )
 }
 
 fn too_long(path: &str) -> Error {
@@ -239,7 +242,13 @@ fn range(start: usize, len: usize) -> String {
     }
 }
 
-fn push_line(text: &mut Vec<u8>, mark: u8, line: &[u8]) {
+fn push_line(text: &mut Vec<u8>, mark: u8, line: &[u8], shown: Option<&Shown>) {
+    let line = match shown {
+        None | Some(Shown::Same) => line,
+        Some(Shown::Replaced(t)) => t.as_slice(),
+        // A line of a private-key block after the one that shows the marker.
+        Some(Shown::Hidden) => return,
+    };
     text.push(mark);
     text.extend_from_slice(line);
     if !line.ends_with(b"\n") {
@@ -285,6 +294,17 @@ fn script<'a>(old: &[&'a [u8]], new: &[&'a [u8]]) -> Vec<(Edit, &'a [u8], usize,
 /// The unified diff of `a` and `b` (empty when they are equal), as GNU `diff -U context` writes
 /// it: hunks merge when at most `2 * context` kept lines separate two changes.
 pub fn unified(label_a: &[u8], label_b: &[u8], a: &[u8], b: &[u8], context: usize) -> Vec<u8> {
+    unified_shown(label_a, label_b, (a, None), (b, None), context)
+}
+
+/// [`unified`] of the files' own lines, each line printed as `shown` says (redacted) when given.
+fn unified_shown(
+    label_a: &[u8],
+    label_b: &[u8],
+    (a, shown_a): (&[u8], Option<&[Shown]>),
+    (b, shown_b): (&[u8], Option<&[Shown]>),
+    context: usize,
+) -> Vec<u8> {
     if a == b {
         return Vec::new();
     }
@@ -323,13 +343,15 @@ pub fn unified(label_a: &[u8], label_b: &[u8], a: &[u8], b: &[u8], context: usiz
             )
             .as_bytes(),
         );
-        for &(edit, line, _, _) in hunk {
-            let mark = match edit {
-                Edit::Keep => b' ',
-                Edit::Delete => b'-',
-                Edit::Insert => b'+',
+        for &(edit, line, o, n) in hunk {
+            let (mark, shown) = match edit {
+                Edit::Keep | Edit::Delete => (
+                    if edit == Edit::Keep { b' ' } else { b'-' },
+                    shown_a.and_then(|s| s.get(o)),
+                ),
+                Edit::Insert => (b'+', shown_b.and_then(|s| s.get(n))),
             };
-            push_line(&mut text, mark, line);
+            push_line(&mut text, mark, line, shown);
         }
     }
     text
@@ -359,24 +381,32 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         ctx.out.push(&line)?;
         return Ok(Outcome::Negative);
     }
+    let text_a = read_all(ctx, a)?;
+    let text_b = read_all(ctx, b)?;
+    // The files' own lines are compared, so that two files that differ never read as the same;
+    // each line is shown as redaction shows it.
     let (mut filter_a, mut filter_b) = (
         Filter::new(ctx.policy.redact),
         Filter::new(ctx.policy.redact),
     );
-    let text_a = read_all(ctx, a, &mut filter_a)?;
-    let text_b = read_all(ctx, b, &mut filter_b)?;
-    let redacted =
-        filter_a.tally().map_or(0, |t| t.total()) + filter_b.tally().map_or(0, |t| t.total());
-    filter_a.report(ctx.out);
-    filter_b.report(ctx.out);
-    let text = unified(&label_a, &label_b, &text_a, &text_b, args.int(2) as usize);
+    let shown_a = shown_lines(&mut filter_a, &text_a);
+    let shown_b = shown_lines(&mut filter_b, &text_b);
+    let text = unified_shown(
+        &label_a,
+        &label_b,
+        (&text_a, shown_a.as_deref()),
+        (&text_b, shown_b.as_deref()),
+        args.int(2) as usize,
+    );
     if text.is_empty() {
         return Ok(Outcome::Success);
     }
+    let redacted =
+        filter_a.tally().map_or(0, |t| t.total()) + filter_b.tally().map_or(0, |t| t.total());
     if redacted > 0 {
-        ctx.out.note(
-            "secret values in these files were redacted: the diff no longer applies with patch",
-        );
+        filter_a.report(ctx.out);
+        filter_b.report(ctx.out);
+        ctx.out.note(crate::redact::PATCH_NOTE);
     }
     if let Err(stop) = ctx.out.push(&text) {
         if stop == Stop::Truncated {

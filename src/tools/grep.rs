@@ -283,6 +283,9 @@ type Hit<'h> = dyn FnMut(u64, &[u8], usize) -> Result<bool, Stop> + 'h;
 
 struct Search {
     matcher: Matcher,
+    /// Redaction is on and PATTERN could match a `[REDACTED:…]` marker: lines that hold a
+    /// secret's keyword are redacted before they are searched, whether they match as read or not.
+    marker_risk: bool,
     /// Bytes to keep from the end of a piece of a long line, so that a match across pieces is
     /// found.
     overlap: usize,
@@ -291,6 +294,13 @@ struct Search {
 impl Search {
     /// Searches `batch` (whole lines, the first numbered `first`) as `filter` shows it, and calls
     /// `hit` for each matching line; `hit` answers whether to go on.
+    ///
+    /// Lines that redaction leaves as they are (no secret's keyword, no key block open) are
+    /// searched as read, at full speed. The others are searched as redacted, so that a PATTERN
+    /// never probes a secret: where the PATTERN cannot match a `[REDACTED:…]` marker, a line that
+    /// does not match as read cannot match once redacted, so only the lines that match as read are
+    /// redacted and searched again (the others only move the key-block state on); otherwise the
+    /// lines that hold a keyword are redacted one by one.
     fn scan(
         &self,
         filter: &mut Filter,
@@ -298,44 +308,116 @@ impl Search {
         first: u64,
         hit: &mut Hit<'_>,
     ) -> Result<Scanned, Stop> {
-        let unterminated = u64::from(!batch.is_empty() && !batch.ends_with(b"\n"));
-        if !filter.passes(batch) {
-            let (mut line_no, mut used) = (first, 0);
-            for line in batch.split_inclusive(|&c| c == b'\n') {
-                used += line.len();
-                let body = |t: &[u8]| t.strip_suffix(b"\n").unwrap_or(t).to_vec();
-                let text = match filter.line(line) {
-                    Shown::Same => Some(body(line)),
-                    Shown::Replaced(t) => Some(body(&t)),
-                    Shown::Hidden => None,
-                };
-                if let Some(text) = text
-                    && self.matcher.find_at(&text, 0).is_some()
-                    && !hit(line_no, &text, used)?
-                {
+        if filter.passes(batch) {
+            return self.raw(batch, first, 0, hit);
+        }
+        if !self.marker_risk {
+            return self.redacting_matches(filter, batch, first, hit);
+        }
+        let (mut pos, mut line_no) = (0, first);
+        while pos < batch.len() {
+            let rest = &batch[pos..];
+            let clean = filter.clean_prefix(rest);
+            if clean > 0 {
+                let s = self.raw(&rest[..clean], line_no, pos, hit)?;
+                if s.stopped {
                     return Ok(Scanned {
-                        lines: line_no - first + 1,
+                        lines: line_no - first + s.lines,
                         stopped: true,
                     });
                 }
-                line_no += 1;
+                line_no += s.lines;
+                pos += clean;
+                continue;
             }
-            return Ok(Scanned {
-                lines: line_no - first,
-                stopped: false,
-            });
+            let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+            pos += end;
+            if let Some(text) = self.redacted_match(filter, &rest[..end])
+                && !hit(line_no, &text, pos)?
+            {
+                return Ok(Scanned {
+                    lines: line_no - first + 1,
+                    stopped: true,
+                });
+            }
+            line_no += 1;
         }
+        Ok(Scanned {
+            lines: line_no - first,
+            stopped: false,
+        })
+    }
+
+    /// The text of `line` as the filter shows it, without its `\n`, when it matches; a line
+    /// hidden in a key block or no longer matching once redacted is dropped, and what redacting it
+    /// counted is taken back.
+    fn redacted_match(&self, filter: &mut Filter, line: &[u8]) -> Option<Vec<u8>> {
+        let body = |t: &[u8]| t.strip_suffix(b"\n").unwrap_or(t).to_vec();
+        let text = match filter.line(line) {
+            Shown::Same => body(line),
+            Shown::Replaced(t) => body(&t),
+            Shown::Hidden => return None,
+        };
+        if self.matcher.find_at(&text, 0).is_some() {
+            Some(text)
+        } else {
+            filter.discard_last();
+            None
+        }
+    }
+
+    /// [`Search::scan`] where the PATTERN cannot match a marker: the batch is searched as read,
+    /// and each line that matches is redacted and searched again.
+    fn redacting_matches(
+        &self,
+        filter: &mut Filter,
+        batch: &[u8],
+        first: u64,
+        hit: &mut Hit<'_>,
+    ) -> Result<Scanned, Stop> {
+        let mut skipped = 0;
+        let mut stopped = false;
+        let s = self.raw(batch, first, 0, &mut |n, body, next| {
+            let newline = usize::from(batch[..next].ends_with(b"\n"));
+            let start = next - newline - body.len();
+            filter.skip(&batch[skipped..start]);
+            skipped = next;
+            match self.redacted_match(filter, &batch[start..next]) {
+                Some(text) => {
+                    let go = hit(n, &text, next)?;
+                    stopped = !go;
+                    Ok(go)
+                }
+                None => Ok(true),
+            }
+        })?;
+        if !stopped {
+            filter.skip(&batch[skipped..]);
+        }
+        Ok(s)
+    }
+
+    /// Searches `text` as it is (lines that redaction does not change), the first line numbered
+    /// `first`; `base` is `text`'s offset in its batch, for `hit`'s end positions.
+    fn raw(
+        &self,
+        text: &[u8],
+        first: u64,
+        base: usize,
+        hit: &mut Hit<'_>,
+    ) -> Result<Scanned, Stop> {
+        let unterminated = u64::from(!text.is_empty() && !text.ends_with(b"\n"));
         let (mut pos, mut counted, mut line_no) = (0, 0, first);
-        while pos < batch.len() {
-            let Some(m) = self.matcher.find_at(batch, pos) else {
+        while pos < text.len() {
+            let Some(m) = self.matcher.find_at(text, pos) else {
                 break;
             };
-            let start = memchr::memrchr(b'\n', &batch[..m]).map_or(0, |i| i + 1);
-            let end = memchr::memchr(b'\n', &batch[m..]).map_or(batch.len(), |i| m + i);
-            line_no += memchr::memchr_iter(b'\n', &batch[counted..start]).count() as u64;
+            let start = memchr::memrchr(b'\n', &text[..m]).map_or(0, |i| i + 1);
+            let end = memchr::memchr(b'\n', &text[m..]).map_or(text.len(), |i| m + i);
+            line_no += memchr::memchr_iter(b'\n', &text[counted..start]).count() as u64;
             counted = start;
-            let next = (end + 1).min(batch.len());
-            if !hit(line_no, &batch[start..end], next)? {
+            let next = (end + 1).min(text.len());
+            if !hit(line_no, &text[start..end], base + next)? {
                 return Ok(Scanned {
                     lines: line_no - first + 1,
                     stopped: true,
@@ -343,7 +425,7 @@ impl Search {
             }
             pos = end + 1;
         }
-        line_no += memchr::memchr_iter(b'\n', &batch[counted..]).count() as u64;
+        line_no += memchr::memchr_iter(b'\n', &text[counted..]).count() as u64;
         Ok(Scanned {
             lines: line_no - first + unterminated,
             stopped: false,
@@ -455,6 +537,11 @@ impl Search {
             let searched = window.len().saturating_sub(self.overlap);
             window.drain(..searched);
             let Some(batch) = lines.next_batch(BLOCK)? else {
+                // The input ended inside the line: what the filter held back is searched too.
+                let tail = filter.end_long_line(&[]);
+                keep(&tail);
+                window.extend_from_slice(&tail);
+                matched = matched || self.matcher.find_at(&window, 0).is_some();
                 return Ok(matched.then_some(lines.consumed()));
             };
             match batch {
@@ -792,6 +879,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let matcher = Matcher::new(pattern, args.bool(3))?;
     let search = Search {
         overlap: matcher.max_len(pattern).saturating_sub(1),
+        marker_risk: ctx.policy.redact && crate::redact::may_match_marker(pattern, args.bool(3)),
         matcher,
     };
     let outcome = |found: bool| {
@@ -1077,6 +1165,7 @@ mod tests {
         let search = Search {
             matcher: Matcher::new(b"x", false).unwrap(),
             overlap: 0,
+            marker_risk: false,
         };
         let mut filter = Filter::new(false);
         let mut hits = Vec::new();
@@ -1091,5 +1180,53 @@ mod tests {
             vec![(5, b"ax".to_vec(), 3), (7, b"cx x".to_vec(), 10)]
         );
         assert_eq!((s.lines, s.stopped), (4, false));
+    }
+
+    /// A fake token of the GitHub form, built here so that the source holds none.
+    fn token() -> String {
+        format!(
+            "{}{}",
+            concat!("gh", "p_"),
+            "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5"
+        )
+    }
+
+    fn hits(pattern: &[u8], marker_risk: bool, batch: &[u8]) -> Vec<(u64, String)> {
+        let search = Search {
+            matcher: Matcher::new(pattern, false).unwrap(),
+            overlap: 0,
+            marker_risk,
+        };
+        let mut filter = Filter::new(true);
+        let mut found = Vec::new();
+        search
+            .scan(&mut filter, batch, 1, &mut |n, t, _| {
+                found.push((n, String::from_utf8_lossy(t).into_owned()));
+                Ok(true)
+            })
+            .unwrap();
+        found
+    }
+
+    #[test]
+    fn a_pattern_never_probes_a_secret() {
+        let t = token();
+        let batch = format!("first\ngithub_token: {t}\nlast {}\n", &t[..10]);
+        // A piece of the secret finds only the line where it is not a secret.
+        assert_eq!(
+            hits(&t.as_bytes()[..10], false, batch.as_bytes()),
+            vec![(3, format!("last {}", &t[..10]))]
+        );
+        // Text around the secret matches the redacted line, with the file's own line number.
+        let redacted = "github_token: [REDACTED:github-token]".to_string();
+        assert_eq!(
+            hits(b"github_token", false, batch.as_bytes()),
+            vec![(2, redacted.clone())]
+        );
+        // A pattern that can match a marker is searched in the redacted text.
+        assert_eq!(
+            hits(b"REDACTED", true, batch.as_bytes()),
+            vec![(2, redacted)]
+        );
     }
 }

@@ -213,6 +213,11 @@ impl LinePrinter<'_, '_> {
                 }
             }
         }
+        if self.filter.in_long_line() {
+            // The input ended inside a long line: what the redactor held back goes out now.
+            let at = lines.consumed();
+            self.end_long_line(at, &[])?;
+        }
         Ok(())
     }
 
@@ -254,7 +259,10 @@ impl LinePrinter<'_, '_> {
         Ok(true)
     }
 
-    /// Shows whole lines `fit`, read from offset `at` (`count` of them, when known).
+    /// Shows whole lines `fit`, read from offset `at` (`count` of them, when known). Runs of
+    /// lines that redaction leaves as they are go out whole while no cut can fall in them; a line
+    /// that holds a secret's keyword goes through the filter; near the cap every line goes out on
+    /// its own, so that the note knows where the output stopped.
     fn show(&mut self, at: u64, fit: &[u8], count: Option<u64>) -> Result<(), Stop> {
         let out = self.ctx.out;
         if self.filter.passes(fit) && out.far_from_cap(fit.len()) {
@@ -263,18 +271,41 @@ impl LinePrinter<'_, '_> {
             self.clock.pass(at, fit, count);
             return Ok(());
         }
-        let mut n = self.clock.line_at(&self.ahead, at)?;
-        for line in fit.split_inclusive(|&c| c == b'\n') {
-            self.stopped_at = n;
-            match self.filter.line(line) {
-                Shown::Same => out.push(line)?,
-                Shown::Replaced(text) => out.push(&text)?,
-                Shown::Hidden => {}
+        let mut pos = 0;
+        while pos < fit.len() {
+            let rest = &fit[pos..];
+            let here = at + pos as u64;
+            let clean = self.filter.clean_prefix(rest);
+            if clean > 0 && out.far_from_cap(clean) {
+                out.push(&rest[..clean])?;
+                self.clock.pass(here, &rest[..clean], None);
+                pos += clean;
+                continue;
             }
-            n += 1;
+            // The clean lines one by one, or else the one line that needs the filter.
+            let upto = if clean > 0 {
+                clean
+            } else {
+                memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1)
+            };
+            let mut n = self.clock.line_at(&self.ahead, here)?;
+            for line in rest[..upto].split_inclusive(|&c| c == b'\n') {
+                self.stopped_at = n;
+                if clean > 0 {
+                    out.push(line)?;
+                } else {
+                    match self.filter.line(line) {
+                        Shown::Same => out.push(line)?,
+                        Shown::Replaced(text) => out.push(&text)?,
+                        Shown::Hidden => {}
+                    }
+                }
+                n += 1;
+            }
+            self.clock.at = here + upto as u64;
+            self.clock.line = n;
+            pos += upto;
         }
-        self.clock.at = at + fit.len() as u64;
-        self.clock.line = n;
         Ok(())
     }
 

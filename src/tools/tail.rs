@@ -221,6 +221,10 @@ fn measure(
             }
         }
     }
+    if filter.in_long_line() {
+        // The file ended inside a long line: what the filter held back is shown too.
+        current += measure.add(&filter.end_long_line(&[]), true);
+    }
     if current > 0 {
         sizes.push(current);
     }
@@ -261,6 +265,9 @@ fn show(ctx: &Ctx<'_>, file: &std::fs::File, size: u64, from: u64, path: &str) -
                 }
             }
         }
+    }
+    if filter.in_long_line() {
+        ctx.out.push(&filter.end_long_line(&[]))?;
     }
     filter.report(ctx.out);
     Ok(())
@@ -400,6 +407,18 @@ fn tail_stream(
                 }
             }
         }
+    }
+    if filter.in_long_line() {
+        let tail = filter.end_long_line(&[]);
+        let line = current.get_or_insert(Kept {
+            text: Vec::new(),
+            shown: 0,
+        });
+        line.shown += measure.add(&tail, true);
+        line.text.extend_from_slice(&tail);
+    }
+    if let Some(line) = current.take() {
+        keep(&mut kept, &mut total, line);
     }
     filter.report(ctx.out);
     // The last lines that fit the cap.

@@ -231,7 +231,7 @@ const SETTINGS: &[Setting] = &[
     Setting {
         key: "lock",
         var: "",
-        meaning: "makes every later layer narrow-only: roots within, tools among, excludes added, limits lower",
+        meaning: "makes every later layer narrow-only: roots within, tools among, excludes added, limits lower, redaction kept on",
         default: None,
     },
     Setting {
@@ -250,6 +250,13 @@ const SETTINGS: &[Setting] = &[
         key: "sandbox",
         var: "READBOX_SANDBOX",
         meaning: "best-effort or require: with require, a kernel without Landlock is a config error",
+        default: None,
+    },
+    Setting {
+        key: "redact",
+        var: "READBOX_REDACT",
+        meaning: "whether credentials in what cat, head, tail, grep and diff read are shown as \
+                  [REDACTED:RULE]; under a lock only the locked file may turn it off",
         default: None,
     },
 ];

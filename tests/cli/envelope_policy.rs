@@ -768,6 +768,7 @@ fn policy_reports_the_built_in_defaults() {
         ("respect_ignore_files", serde_json::json!(true)),
         ("audit_log", Value::Null),
         ("lock", serde_json::json!(false)),
+        ("redact", serde_json::json!(true)),
     ] {
         assert_eq!(settings[key]["value"], value, "default of {key}");
         assert_eq!(settings[key]["source"], "default", "source of {key}");
@@ -1290,6 +1291,44 @@ fn under_a_lock_the_working_directory_stays_within_the_locked_roots() {
     let mut env = locked_to_root();
     env.var("READBOX_WORKDIR", &s(&env.outside()));
     config_error(&env.both("cat", &["secret.txt"]), &[]);
+}
+
+#[test]
+fn under_a_lock_redaction_stays_on_unless_the_locked_file_turns_it_off() {
+    let mut env = locked("");
+    env.write("a.txt", "a\n");
+    env.both("cat", &["a.txt"]).ok("a\n");
+    for v in ["false", "OFF", "0"] {
+        env.var("READBOX_REDACT", v);
+        config_error(&env.both("cat", &["a.txt"]), &["READBOX_REDACT"]);
+    }
+    env.var("READBOX_REDACT", "true");
+    env.both("cat", &["a.txt"]).ok("a\n");
+    let doc = env.readbox(&["policy"]).json();
+    assert_eq!(doc["settings"]["redact"]["value"], true);
+
+    let mut env = locked("redact = false\n");
+    let doc = env.readbox(&["policy"]).json();
+    assert_eq!(doc["settings"]["redact"]["value"], false);
+    env.var("READBOX_REDACT", "on");
+    let doc = env.readbox(&["policy"]).json();
+    assert_eq!(doc["settings"]["redact"]["value"], true);
+    assert_eq!(doc["settings"]["redact"]["source"], "env READBOX_REDACT");
+}
+
+#[test]
+fn redact_takes_a_boolean_and_policy_shows_where_it_came_from() {
+    let mut env = TestEnv::new();
+    env.write("a.txt", "a\n");
+    env.var("READBOX_REDACT", "perhaps");
+    config_error(
+        &env.both("cat", &["a.txt"]),
+        &["READBOX_REDACT", "'perhaps'"],
+    );
+    env.var("READBOX_REDACT", "no");
+    let doc = env.readbox(&["policy"]).json();
+    assert_eq!(doc["settings"]["redact"]["value"], false);
+    assert_eq!(doc["settings"]["redact"]["source"], "env READBOX_REDACT");
 }
 
 #[test]

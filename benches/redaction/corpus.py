@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Writes the redaction corpus into the folder given as argv[1], with manifest.json.
+
+- secrets/: one small file per case, holding one fake credential in a real format and a
+  realistic context (a config file, an .npmrc, a curl line, a .git/config, a PEM block, ...);
+- lookalikes/: one file per case holding text that resembles a credential and is not one
+  (git SHAs, UUIDs, digests, environment lookups, placeholders, public keys, the AWS
+  documentation's example keys, ...).
+
+Every value is made here from a seeded random source: fake, never a real credential. The token
+prefixes are put together from pieces, so that this file holds no literal token for a secret
+scanner to flag. The manifest lists, for each file, its kind, family, the secret values it holds
+and the line they are on.
+"""
+
+import base64
+import json
+import os
+import random
+import shutil
+import string
+import sys
+import uuid
+
+UPPER, LOWER, DIGITS = string.ascii_uppercase, string.ascii_lowercase, string.digits
+ALNUM = UPPER + LOWER + DIGITS
+B64 = ALNUM + "+/"
+URLSAFE = ALNUM + "_-"
+B32 = UPPER + "234567"
+HEX = "0123456789abcdef"
+
+AKIA, ASIA = "AK" + "IA", "AS" + "IA"
+GH = "g" + "h"
+GHPAT = "github" + "_pat_"
+GLPAT = "gl" + "pat-"
+XOX = "xo" + "x"
+HOOK = "https://hooks." + "slack.com/services/"
+SK_LIVE, RK_LIVE = "sk" + "_live_", "rk" + "_live_"
+NPM = "np" + "m_"
+PYPI = "py" + "pi-" + "AgEIcHl" + "waS5vcmc"
+AIZA = "AI" + "za"
+SKPROJ = "sk-" + "proj-"
+OPENAI_MID = "T3Blbk" + "FJ"
+SKANT = "sk-" + "ant-" + "api03-"
+PRIV = "PRIV" + "ATE KEY"
+PER_CONTEXT = 12
+
+
+def rs(rand, n, chars=ALNUM):
+    """n random characters; with two letters and two digits at least when chars has both."""
+    mixed = n >= 8 and any(c.isdigit() for c in chars) and any(c.isalpha() for c in chars)
+    while True:
+        s = "".join(rand.choice(chars) for _ in range(n))
+        if not mixed or (sum(c.isdigit() for c in s) >= 2 and sum(c.isalpha() for c in s) >= 2):
+            return s
+
+
+def b64url(b):
+    return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+
+def jwt(rand):
+    head = b64url(json.dumps({"alg": rand.choice(["HS256", "RS256"]), "typ": "JWT"}).encode())
+    body = b64url(json.dumps({"sub": rs(rand, 10), "iat": rand.randrange(1_600_000_000, 1_900_000_000),
+                              "scope": "read write"}).encode())
+    return f"{head}.{body}.{b64url(rand.randbytes(rand.choice([32, 256])))}"
+
+
+def pem_body(rand, nbytes, width):
+    body = base64.b64encode(rand.randbytes(nbytes)).decode()
+    return [body[i:i + width] for i in range(0, len(body), width)]
+
+
+# (family, context name, make(rand) -> (text, [values], line of the first value)).
+def one_line(template):
+    """A context of one line: template with {v} where the value goes."""
+    def build(value):
+        text = "# generated settings\n" + template.format(v=value) + "\nregion = eu-west-1\n"
+        return text, 2
+    return build
+
+
+POSITIVES = [
+    ("aws-access-key-id", "ini", lambda r: AKIA + rs(r, 16, B32), one_line("aws_access_key_id = {v}")),
+    ("aws-access-key-id", "env", lambda r: AKIA + rs(r, 16, B32), one_line("AWS_ACCESS_KEY_ID={v}")),
+    ("aws-access-key-id", "json", lambda r: ASIA + rs(r, 16, B32), one_line('  "AccessKeyId": "{v}",')),
+    ("aws-secret-access-key", "ini", lambda r: rs(r, 40, B64), one_line("aws_secret_access_key = {v}")),
+    ("aws-secret-access-key", "env", lambda r: rs(r, 40, B64), one_line('export AWS_SECRET_ACCESS_KEY="{v}"')),
+    ("aws-secret-access-key", "json", lambda r: rs(r, 40, B64), one_line('  "SecretAccessKey": "{v}",')),
+    ("github-token", "yaml", lambda r: GH + "p_" + rs(r, 36), one_line("github_token: {v}")),
+    ("github-token", "env", lambda r: GH + "s_" + rs(r, 36), one_line("GITHUB_TOKEN={v}")),
+    ("github-token", "oauth", lambda r: GH + "o_" + rs(r, 36), one_line('token = "{v}"')),
+    ("github-fine-grained-token", "yaml", lambda r: GHPAT + rs(r, 22) + "_" + rs(r, 59),
+     one_line('ci_token: "{v}"')),
+    ("gitlab-token", "env", lambda r: GLPAT + rs(r, 20, URLSAFE), one_line("GITLAB_TOKEN={v}")),
+    ("slack-token", "bot", lambda r: XOX + "b-" + rs(r, 12, DIGITS) + "-" + rs(r, 13, DIGITS) + "-" + rs(r, 24),
+     one_line("slack_bot_token: '{v}'")),
+    ("slack-token", "user", lambda r: XOX + "p-" + "-".join(rs(r, 12, DIGITS) for _ in range(3)) + "-" + rs(r, 32, HEX),
+     one_line("SLACK_USER_TOKEN={v}")),
+    ("slack-webhook", "url", lambda r: f"T{rs(r, 8, B32)}/B{rs(r, 10, B32)}/{rs(r, 24)}",
+     one_line("webhook: " + HOOK + "{v}")),
+    ("stripe-key", "secret", lambda r: SK_LIVE + rs(r, 24), one_line('stripe_secret_key = "{v}"')),
+    ("stripe-key", "restricted", lambda r: RK_LIVE + rs(r, 99), one_line("STRIPE_KEY={v}")),
+    ("npm-token", "npmrc", lambda r: NPM + rs(r, 36), one_line("//registry.npmjs.org/:_authToken={v}")),
+    ("pypi-token", "pypirc", lambda r: PYPI + rs(r, 120, URLSAFE), one_line("password = {v}")),
+    ("google-api-key", "yaml", lambda r: AIZA + rs(r, 35, URLSAFE), one_line("maps_api_key: {v}")),
+    ("google-api-key", "url", lambda r: AIZA + rs(r, 35, URLSAFE),
+     one_line("url: https://maps.example.com/api/js?key={v}&callback=init")),
+    ("openai-api-key", "project", lambda r: SKPROJ + rs(r, 74, URLSAFE) + OPENAI_MID + rs(r, 74, URLSAFE),
+     one_line("OPENAI_API_KEY={v}")),
+    ("openai-api-key", "legacy", lambda r: "sk-" + rs(r, 20) + OPENAI_MID + rs(r, 20),
+     one_line("openai.api_key = '{v}'")),
+    ("anthropic-api-key", "env", lambda r: SKANT + rs(r, 93, URLSAFE) + "AA", one_line("ANTHROPIC_API_KEY={v}")),
+    ("jwt", "yaml", jwt, one_line("session_token: {v}")),
+    ("jwt", "bearer", jwt, one_line('curl -H "Authorization: Bearer {v}" https://api.example.com/')),
+    ("url-password", "https", lambda r: rs(r, 18), one_line("repo_url: https://deploy:{v}@git.example.com/org/app.git")),
+    ("url-password", "postgres", lambda r: rs(r, 16), one_line("DATABASE_URL=postgres://app:{v}@db.internal:5432/app")),
+    ("url-password", "mongodb", lambda r: rs(r, 20, ALNUM + "!*-_"),
+     one_line('MONGO_URI="mongodb+srv://svc:{v}@cluster0.example.net/db"')),
+    ("authorization", "bearer", lambda r: rs(r, 40), one_line('curl -H "Authorization: Bearer {v}" https://api.example.com/v1/me')),
+    ("authorization", "git-extraheader",
+     lambda r: base64.b64encode(f"x-access-token:{GH}s_{rs(r, 36)}".encode()).decode(),
+     lambda v: (f'[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic {v}\n', 2)),
+    ("authorization", "json", lambda r: rs(r, 32), one_line('  "Authorization": "token {v}",')),
+    # Secrets that no readbox rule describes (readbox knows formats, not every secret): a
+    # password under a password key, a hex API key under an api_key key, a SendGrid key.
+    ("outside: password value", "yaml", lambda r: rs(r, 16, ALNUM + "!@#%"), one_line('  password: "{v}"')),
+    ("outside: hex api key", "ini", lambda r: rs(r, 32, HEX), one_line("api_key = {v}")),
+    ("outside: sendgrid key", "env", lambda r: "SG." + rs(r, 22, URLSAFE) + "." + rs(r, 43, URLSAFE),
+     one_line("SENDGRID_API_KEY={v}")),
+]
+
+
+def key_block_case(rand, label, nbytes, width, indent, pre, post):
+    body = pem_body(rand, nbytes, width)
+    text = "".join(p + "\n" for p in pre) + f"{indent}-----BEGIN {label}-----\n"
+    text += "".join(f"{indent}{b}\n" for b in body) + f"{indent}-----END {label}-----\n"
+    text += "".join(p + "\n" for p in post)
+    return text, body, len(pre) + 1
+
+
+def key_cases(rand):
+    """Private keys: PEM blocks of several kinds, one indented in YAML, one inline in JSON."""
+    out = []
+    for _ in range(PER_CONTEXT):
+        for ctx, label, nbytes, width, indent, pre in [
+            ("rsa", "RSA " + PRIV, 1190, 64, "", ["# deploy key"]),
+            ("pkcs8", PRIV, 1216, 64, "", []),
+            ("ec", "EC " + PRIV, 121, 64, "", []),
+            ("openssh-yaml", "OPENSSH " + PRIV, 400, 70, "  ", ["ssh_key: |"]),
+        ]:
+            text, body, line = key_block_case(rand, label, nbytes, width, indent, pre, ["# end"])
+            out.append(("private-key", ctx, text, body, line))
+        body = base64.b64encode(rand.randbytes(1216)).decode()
+        lines = [body[i:i + 64] for i in range(0, len(body), 64)]
+        escaped = "\\n".join(lines)
+        text = ('{\n  "type": "service_account",\n  "private_key_id": "' + rs(rand, 40, HEX) + '",\n'
+                f'  "private_key": "-----BEGIN {PRIV}-----\\n{escaped}\\n-----END {PRIV}-----\\n",\n'
+                '  "client_email": "svc@project.iam.example.com"\n}\n')
+        out.append(("private-key", "json-inline", text, lines, 4))
+    return out
+
+
+def lookalikes(rand):
+    """(category, text) of files that hold no credential."""
+    pub = pem_body(rand, 294, 64)
+    cert = pem_body(rand, 900, 64)
+    ed = base64.b64encode(b"\0\0\0\x0bssh-ed25519\0\0\0\x20" + rand.randbytes(32)).decode()
+    cases = [
+        ("git-sha", lambda: f"commit {rand.randbytes(20).hex()}\nparent = {rand.randbytes(20).hex()}\n"),
+        ("uuid", lambda: f"request_id = {uuid.UUID(int=rand.getrandbits(128), version=4)}\n"),
+        ("sha256-digest", lambda: f"image: docker.io/library/alpine@sha256:{rand.randbytes(32).hex()}\n"),
+        ("npm-integrity", lambda: f'"integrity": "sha512-{base64.b64encode(rand.randbytes(64)).decode()}",\n'),
+        ("env-lookup", lambda: 'password = os.environ["DB_PASSWORD"]\n'
+                               'aws_secret_access_key = os.getenv("AWS_SECRET_ACCESS_KEY")\n'),
+        ("template", lambda: "DATABASE_URL=postgres://app:${DB_PASSWORD}@db/app\n"
+                             "token: {{ .Values.github.token }}\n"),
+        ("placeholder", lambda: "Authorization: Bearer YOUR_TOKEN_HERE\n"
+                                "curl -H \"Authorization: Bearer $TOKEN\" https://api.example.com\n"),
+        ("bearer-word", lambda: "# Clients send the API token as a Bearer token.\nauth_scheme: Bearer\n"),
+        ("aws-doc-example", lambda: f"aws_access_key_id = {AKIA}IOSFODNN7EXAMPLE\n"
+                                    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY\n"),
+        ("short-prefix", lambda: f"aws_example = {AKIA}EXAMPLE\ncountry = SLOV{AKIA[2:]}\n"),
+        ("url-no-password", lambda: "homepage: https://example.com:8443/docs\n"
+                                    "clone: ssh://git@github.com/org/repo.git\n"
+                                    "mirror: https://mirror-user@example.com/repo.git\n"),
+        ("prose-prefixes", lambda: f"# GitHub classic tokens start with {GH}p_ and Slack bot tokens with {XOX}b-.\n"),
+        ("base64-payload", lambda: f"payload: {b64url(json.dumps({'key': 'value', 'n': rand.randrange(99)}).encode())}\n"),
+        ("public-key", lambda: "-----BEGIN PUBLIC KEY-----\n" + "".join(b + "\n" for b in pub)
+                               + "-----END PUBLIC KEY-----\n"),
+        ("certificate", lambda: "-----BEGIN CERTIFICATE-----\n" + "".join(b + "\n" for b in cert)
+                                + "-----END CERTIFICATE-----\n"),
+        ("ssh-public-key", lambda: f"ssh-ed25519 {ed} dev@laptop\n"),
+        ("md5", lambda: f"checksum: {rand.randbytes(16).hex()}\n"),
+        ("identifier", lambda: f"const {rs(rand, 1, UPPER)}{rs(rand, 30, UPPER + '_')} = {rand.randrange(10**9)}\n"),
+        ("random-id", lambda: f'"id": "{rs(rand, 24, LOWER + DIGITS)}",\n'),
+        # A word in the shape of an AWS key id: readbox replaces it (a known false positive).
+        ("aws-shaped-word", lambda: f"region: {ASIA}PACIFICSOUTHEAST\n"),
+        ("data-uri", lambda: f"icon: data:image/png;base64,{base64.b64encode(rand.randbytes(60)).decode()}\n"),
+    ]
+    return [(cat, make()) for cat, make in cases for _ in range(PER_CONTEXT)]
+
+
+def main():
+    out = sys.argv[1]
+    rand = random.Random(int(os.environ.get("REDACTION_SEED", "20261130")))
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(os.path.join(out, "secrets"))
+    os.makedirs(os.path.join(out, "lookalikes"))
+    manifest = []
+    n = 0
+    for family, ctx, make, build in POSITIVES:
+        for _ in range(PER_CONTEXT):
+            value = make(rand)
+            text, line = build(value)
+            manifest.append({"file": f"secrets/{n:04d}.txt", "kind": "secret", "family": family,
+                             "context": ctx, "values": [value], "line": line})
+            with open(os.path.join(out, "secrets", f"{n:04d}.txt"), "w") as f:
+                f.write(text)
+            n += 1
+    for family, ctx, text, values, line in key_cases(rand):
+        manifest.append({"file": f"secrets/{n:04d}.txt", "kind": "secret", "family": family,
+                         "context": ctx, "values": values, "line": line})
+        with open(os.path.join(out, "secrets", f"{n:04d}.txt"), "w") as f:
+            f.write(text)
+        n += 1
+    for i, (cat, text) in enumerate(lookalikes(rand)):
+        manifest.append({"file": f"lookalikes/{i:04d}.txt", "kind": "lookalike", "family": cat})
+        with open(os.path.join(out, "lookalikes", f"{i:04d}.txt"), "w") as f:
+            f.write(text)
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    print(f"corpus: {n} files with a secret, {len(manifest) - n} look-alikes", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

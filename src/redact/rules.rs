@@ -1,0 +1,385 @@
+//! The rules of the detector, as data: one table, one entry per credential family
+//! (docs/contract.md#redaction).
+//!
+//! Each rule names the literal keywords of which one must occur in a match (compared ignoring
+//! ASCII case; the prefilter finds them), its pattern, the capture group that is the secret,
+//! what else a match must satisfy, and the bytes over which the secret runs on after the
+//! pattern's end. The formats were learnt from the public rule documentation of gitleaks
+//! (`config/gitleaks.toml`) and detect-secrets (its plugin list); the source of each rule is
+//! given beside it.
+//!
+//! Invariants that the tests check: every pattern compiles; every match contains one of its
+//! rule's keywords (so a text without any keyword needs no pattern at all); every match is at
+//! most [`MAX_MATCH`] bytes long (bounded repetitions only, so a long line can be redacted as
+//! a stream that holds back exactly that many bytes); and rule ids hold no digit (the note
+//! counts values with numbers).
+
+use regex::bytes::CaptureLocations;
+
+/// The longest match of any rule's pattern, in bytes (the URL password rule's). A stream of one line
+/// holds back this many bytes before it shows anything: a match that starts before them is
+/// already whole.
+pub const MAX_MATCH: usize = 421;
+
+/// One credential family.
+pub struct Rule {
+    /// The id in `[REDACTED:ID]`: lowercase ASCII letters and `-`.
+    pub id: &'static str,
+    /// Lowercase literals; every match of `pattern` contains at least one of them, in any
+    /// ASCII case.
+    pub keywords: &'static [&'static str],
+    /// The pattern (`regex` syntax, matched on bytes with Unicode off: classes are ASCII).
+    pub pattern: &'static str,
+    /// The capture group that is the secret (0: the whole match); the rest of the match is
+    /// shown.
+    pub secret: usize,
+    /// What a match must also satisfy (placeholders and examples are not secrets).
+    pub accept: fn(&Groups<'_>) -> bool,
+    /// The secret runs on over the bytes that follow the match and are of this class (tokens
+    /// whose length is open-ended), so the bound on the pattern never shows a secret's tail.
+    pub tail: Option<fn(u8) -> bool>,
+    /// Whether the secret is a private key's material on one line (`-----BEGIN … PRIVATE
+    /// KEY-----` and text after it on the same line): it runs on to `-----END` or 64 KiB.
+    pub inline_key: bool,
+}
+
+/// The capture groups of one match (only the whole match, group 0, for a rule whose secret
+/// is the whole match: those are found without the capture engine).
+pub struct Groups<'h> {
+    pub(crate) hay: &'h [u8],
+    pub(crate) whole: (usize, usize),
+    pub(crate) locs: Option<&'h CaptureLocations>,
+}
+
+impl<'h> Groups<'h> {
+    /// Group `i`, if it took part in the match.
+    pub fn get(&self, i: usize) -> Option<&'h [u8]> {
+        let (s, e) = match i {
+            0 => self.whole,
+            _ => self.locs?.get(i)?,
+        };
+        Some(&self.hay[s..e])
+    }
+}
+
+/// Tokens of letters and digits.
+fn alnum(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+}
+
+/// Tokens of letters, digits, `_` and `-` (URL-safe base64 and friends).
+fn urlsafe(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+}
+
+/// GitLab's newer routable tokens also hold dots.
+fn urlsafe_dot(b: u8) -> bool {
+    urlsafe(b) || b == b'.'
+}
+
+/// A JSON Web Token: URL-safe base64 segments joined by dots.
+fn jwt(b: u8) -> bool {
+    urlsafe_dot(b)
+}
+
+/// Standard base64 without padding.
+fn base64(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'+' || b == b'/'
+}
+
+/// Slack tokens: letters, digits and `-`.
+fn alnum_dash(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-'
+}
+
+/// An HTTP credential (RFC 9110 token68), and `:` for the `user:password` some write unencoded.
+fn token68(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"-._~+/=:".contains(&b)
+}
+
+fn always(_: &Groups<'_>) -> bool {
+    true
+}
+
+/// Holds both a letter and a digit: random tokens do, words and identifiers mostly not.
+fn mixed(s: &[u8]) -> bool {
+    s.iter().any(u8::is_ascii_digit) && s.iter().any(u8::is_ascii_alphabetic)
+}
+
+/// AWS documents its example credentials with `EXAMPLE` in them (`AKIA…EXAMPLE`).
+fn not_example(s: &[u8]) -> bool {
+    !s.windows(7).any(|w| w == b"EXAMPLE")
+}
+
+fn aws_access_key_id(g: &Groups<'_>) -> bool {
+    g.get(0).is_some_and(not_example)
+}
+
+fn aws_secret(g: &Groups<'_>) -> bool {
+    g.get(1).is_some_and(|s| mixed(s) && not_example(s))
+}
+
+fn npm(g: &Groups<'_>) -> bool {
+    g.get(0).is_some_and(mixed)
+}
+
+/// The password of a URL, unless it is a placeholder: a template (`${DB_PASS}`, `{{pw}}`,
+/// `%s`), a mask (`****`, `xxxx`), or a word that stands for one (`password`).
+fn url_password(g: &Groups<'_>) -> bool {
+    let Some(p) = g.get(3) else { return false };
+    const WORDS: &[&[u8]] = &[
+        b"password",
+        b"passwd",
+        b"pass",
+        b"pwd",
+        b"secret",
+        b"changeme",
+        b"example",
+        b"pw",
+    ];
+    let templated =
+        matches!(p[0], b'$' | b'{' | b'[' | b'(') || p.starts_with(b"%s") || p.starts_with(b"%(");
+    let masked = p
+        .iter()
+        .all(|&b| matches!(b, b'*' | b'x' | b'X' | b'.' | b'#'));
+    let word = WORDS.iter().any(|w| p.eq_ignore_ascii_case(w));
+    !(templated || masked || word)
+}
+
+/// An `Authorization` value: after `Basic` (and the other schemes whose value is an encoding
+/// of a credential) anything is one; otherwise it must look random (a letter and a digit), so
+/// that prose (`Authorization: required`) and placeholders (`Bearer YOUR_TOKEN`) stay. The
+/// pattern takes the first 64 characters of the value, which is where this looks.
+fn authorization(g: &Groups<'_>) -> bool {
+    let encoded = g.get(1).is_some_and(|s| {
+        [&b"basic"[..], b"negotiate", b"ntlm"]
+            .iter()
+            .any(|w| s.eq_ignore_ascii_case(w))
+    });
+    encoded || g.get(2).is_some_and(mixed)
+}
+
+/// Private-key material: always a secret.
+const KEY: &str = "private-key";
+
+/// The number of rules in [`RULES`].
+pub const RULE_COUNT: usize = 17;
+
+/// The rules, in priority order: when two matches start at the same byte, the earlier rule
+/// wins.
+pub static RULES: [Rule; RULE_COUNT] = [
+    // An AWS access key id: a four-character prefix that names the kind of key, then 16
+    // characters of base32. gitleaks `aws-access-token`; detect-secrets `AWSKeyDetector`.
+    Rule {
+        id: "aws-access-key-id",
+        keywords: &["akia", "asia", "abia", "acca", "a3t"],
+        pattern: r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b",
+        secret: 0,
+        accept: aws_access_key_id,
+        tail: None,
+        inline_key: false,
+    },
+    // An AWS secret access key: 40 characters of base64, assigned to a name that says so
+    // (`aws_secret_access_key =`, `AWS_SECRET_ACCESS_KEY="…"`, `"SecretAccessKey": "…"`).
+    // detect-secrets `AWSKeyDetector` (a secret key next to an aws-named key); gitleaks
+    // documents the same 40-character shape.
+    Rule {
+        id: "aws-secret-access-key",
+        keywords: &["secret"],
+        pattern: r#"(?i:aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10})["']?[ \t]{0,8}(?::=|=>|:|=)[ \t]{0,8}["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)"#,
+        secret: 1,
+        accept: aws_secret,
+        tail: None,
+        inline_key: false,
+    },
+    // GitHub personal access (ghp_), OAuth (gho_), user-to-server (ghu_), server-to-server
+    // (ghs_) and refresh (ghr_) tokens: the prefix and 36 letters or digits. gitleaks
+    // `github-pat`, `github-oauth`, `github-app-token`, `github-refresh-token`; detect-secrets
+    // `GitHubTokenDetector`.
+    Rule {
+        id: "github-token",
+        keywords: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        pattern: r"\bgh[pousr]_[A-Za-z0-9]{36}",
+        secret: 0,
+        accept: always,
+        tail: Some(alnum),
+        inline_key: false,
+    },
+    // A GitHub fine-grained personal access token: github_pat_ and 82 word characters.
+    // gitleaks `github-fine-grained-pat`.
+    Rule {
+        id: "github-fine-grained-token",
+        keywords: &["github_pat_"],
+        pattern: r"\bgithub_pat_[A-Za-z0-9_]{82}",
+        secret: 0,
+        accept: always,
+        tail: Some(|b| b.is_ascii_alphanumeric() || b == b'_'),
+        inline_key: false,
+    },
+    // GitLab personal (glpat-), deploy (gldt-), pipeline trigger (glptt-) and runner (glrt-)
+    // tokens: the prefix and at least 20 characters. gitleaks `gitlab-pat`,
+    // `gitlab-deploy-token`, `gitlab-ptt`, `gitlab-rrt`; detect-secrets `GitLabTokenDetector`.
+    Rule {
+        id: "gitlab-token",
+        keywords: &["glpat-", "gldt-", "glptt-", "glrt-"],
+        pattern: r"\bgl(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20}",
+        secret: 0,
+        accept: always,
+        tail: Some(urlsafe_dot),
+        inline_key: false,
+    },
+    // Slack bot, user, app, refresh and configuration tokens (xoxb-, xoxp-, xoxa-, xoxe-,
+    // xoxo-, xoxr-, xoxs-: digits, then letters and digits, joined by dashes) and app-level
+    // tokens (xapp-). gitleaks `slack-bot-token`, `slack-user-token`, `slack-app-token`,
+    // `slack-config-access-token`; detect-secrets `SlackDetector`.
+    Rule {
+        id: "slack-token",
+        keywords: &["xox", "xapp-"],
+        pattern: r"\b(?:xox[abeoprs]-[0-9]{1,20}-[A-Za-z0-9-]{6}|xapp-[0-9]-[A-Z0-9]{6})",
+        secret: 0,
+        accept: always,
+        tail: Some(alnum_dash),
+        inline_key: false,
+    },
+    // A Slack incoming webhook: its path is the credential. gitleaks `slack-webhook-url`;
+    // detect-secrets `SlackDetector`.
+    Rule {
+        id: "slack-webhook",
+        keywords: &["hooks.slack.com"],
+        pattern: r"(?i:https://hooks\.slack\.com/(?:services|workflows|triggers)/)([A-Za-z0-9+/]{16})",
+        secret: 1,
+        accept: always,
+        tail: Some(base64),
+        inline_key: false,
+    },
+    // Stripe secret (sk_) and restricted (rk_) keys, live, test or prod. gitleaks
+    // `stripe-access-token`; detect-secrets `StripeDetector`.
+    Rule {
+        id: "stripe-key",
+        keywords: &["k_live_", "k_test_", "k_prod_"],
+        pattern: r"\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10}",
+        secret: 0,
+        accept: always,
+        tail: Some(alnum),
+        inline_key: false,
+    },
+    // An npm access token: npm_ and 36 letters or digits. gitleaks `npm-access-token`;
+    // detect-secrets `NpmDetector` (for the .npmrc `_authToken` line).
+    Rule {
+        id: "npm-token",
+        keywords: &["npm_"],
+        pattern: r"\bnpm_[A-Za-z0-9]{36}",
+        secret: 0,
+        accept: npm,
+        tail: Some(alnum),
+        inline_key: false,
+    },
+    // A PyPI (or TestPyPI) upload token: a macaroon whose base64 starts with the index's
+    // name. gitleaks `pypi-upload-token`; detect-secrets `PypiTokenDetector`.
+    Rule {
+        id: "pypi-token",
+        keywords: &["pypi-"],
+        pattern: r"\bpypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50}",
+        secret: 0,
+        accept: always,
+        tail: Some(urlsafe),
+        inline_key: false,
+    },
+    // A Google API key: AIza and 35 URL-safe characters. gitleaks `gcp-api-key`.
+    Rule {
+        id: "google-api-key",
+        keywords: &["aiza"],
+        pattern: r"\b(AIza[A-Za-z0-9_-]{35})(?:[^A-Za-z0-9_-]|$)",
+        secret: 1,
+        accept: always,
+        tail: None,
+        inline_key: false,
+    },
+    // An Anthropic API or admin key: sk-ant-, a kind and version (api03, admin01), then the
+    // key. gitleaks `anthropic-api-key`, `anthropic-admin-api-key`. Before the OpenAI rule:
+    // it is the more specific of the two `sk-` shapes.
+    Rule {
+        id: "anthropic-api-key",
+        keywords: &["sk-ant-"],
+        pattern: r"\bsk-ant-[a-z]{2,10}[0-9]{2}-[A-Za-z0-9_-]{32}",
+        secret: 0,
+        accept: always,
+        tail: Some(urlsafe),
+        inline_key: false,
+    },
+    // An OpenAI API key: sk- (or sk-proj-, sk-svcacct-, sk-admin-) with the base64 of
+    // "OpenAI", T3BlbkFJ, inside; project, service-account and admin keys also without it.
+    // gitleaks `openai-api-key`; detect-secrets `OpenAIDetector`.
+    Rule {
+        id: "openai-api-key",
+        keywords: &["t3blbkfj", "sk-proj-", "sk-svcacct-", "sk-admin-"],
+        pattern: r"\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40}|[A-Za-z0-9_-]{16,250}T3BlbkFJ[A-Za-z0-9_-]{16})",
+        secret: 0,
+        accept: always,
+        tail: Some(urlsafe),
+        inline_key: false,
+    },
+    // A JSON Web Token: base64url of a JSON header and payload (both start `eyJ`, the
+    // encoding of `{"`), joined by dots, then the signature. A header longer than 256
+    // characters (one that carries a certificate chain) stays, and the token is replaced from
+    // the dot before its payload: the header is public, the payload and signature are not.
+    // gitleaks `jwt`; detect-secrets `JwtTokenDetector`.
+    Rule {
+        id: "jwt",
+        keywords: &[".eyj"],
+        pattern: r"\beyJ[A-Za-z0-9_-]{4,256}\.eyJ[A-Za-z0-9_-]{4}|\.eyJ[A-Za-z0-9_-]{4}",
+        secret: 0,
+        accept: always,
+        tail: Some(jwt),
+        inline_key: false,
+    },
+    // The material of a PEM or OpenSSH private key written on one line (a JSON service
+    // account's "-----BEGIN …-----\nMII…"): from the first character after the
+    // BEGIN line's marker to `-----END`. A key over several lines is a block, which the
+    // redactor follows from line to line with the same marker. gitleaks `private-key`;
+    // detect-secrets `PrivateKeyDetector`.
+    Rule {
+        id: KEY,
+        keywords: &["private key"],
+        pattern: r"-----BEGIN[ A-Z0-9]{0,32}PRIVATE KEY(?: BLOCK)?-----(?:\\[nr]|[ \t]){0,16}([A-Za-z0-9+/])",
+        secret: 1,
+        accept: always,
+        tail: None,
+        inline_key: true,
+    },
+    // The password of a URL's user information (RFC 3986), `user:password@host` after the
+    // scheme; the user and the host stay.
+    // gitleaks `generic-api-key` documents the same shape for connection strings, and
+    // detect-secrets `BasicAuthDetector` finds it.
+    Rule {
+        id: "url-password",
+        keywords: &["://"],
+        pattern: r#"([A-Za-z][A-Za-z0-9+.-]{0,30})://([^\s:@/?#"'<>]{0,128}):([^\s/?#"'<>]{1,256})@[A-Za-z0-9\[]"#,
+        secret: 3,
+        accept: url_password,
+        tail: None,
+        inline_key: false,
+    },
+    // The credential of an `Authorization:` (or `Proxy-Authorization:`) header: the scheme
+    // word stays (`Authorization: Bearer [REDACTED:authorization]`), as git writes it in a
+    // `.git/config` extraheader (`AUTHORIZATION: basic …`) and curl, HTTP files and JSON
+    // write it. gitleaks `authorization-header` / `curl-auth-header`; detect-secrets
+    // `BasicAuthDetector` and its keyword plugin cover the same values.
+    Rule {
+        id: "authorization",
+        keywords: &["authorization"],
+        pattern: r#"(?i:authorization)["']?[ \t]{0,8}:[ \t]{0,8}["']?(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
+        secret: 2,
+        accept: authorization,
+        tail: Some(token68),
+        inline_key: false,
+    },
+];
+
+/// The index of the private-key rule (blocks over several lines count under it).
+pub fn private_key() -> usize {
+    RULES
+        .iter()
+        .position(|r| r.id == KEY)
+        .expect("the table has the private-key rule")
+}

@@ -1,0 +1,1074 @@
+//! The detector's tests. Every secret here is made at run time: fake values in the real
+//! formats, with their prefixes put together from pieces (`concat!("gh", "p_")`), so that the
+//! repository holds no string a secret scanner would flag.
+
+use super::*;
+
+const AKIA: &str = concat!("AK", "IA");
+const ASIA: &str = concat!("AS", "IA");
+const GHP: &str = concat!("gh", "p_");
+const GHS: &str = concat!("gh", "s_");
+const GHPAT: &str = concat!("github", "_pat_");
+const GLPAT: &str = concat!("gl", "pat-");
+const XOXB: &str = concat!("xo", "xb-");
+const XAPP: &str = concat!("xa", "pp-");
+const HOOK: &str = concat!("https://hooks.", "slack.com/services/");
+const SKLIVE: &str = concat!("sk", "_live_");
+const RKTEST: &str = concat!("rk", "_test_");
+const NPM: &str = concat!("np", "m_");
+const PYPI: &str = concat!("py", "pi-", "AgEIcHl", "waS5vcmc");
+const AIZA: &str = concat!("AI", "za");
+const SKPROJ: &str = concat!("sk-", "proj-");
+const OPENAI_MID: &str = concat!("T3Blbk", "FJ");
+const SKANT: &str = concat!("sk-", "ant-", "api03-");
+const PRIV: &str = concat!("PRIV", "ATE KEY");
+
+const UPPER: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const LOWER: &str = "abcdefghijklmnopqrstuvwxyz";
+const DIGITS: &str = "0123456789";
+
+fn alnum() -> String {
+    format!("{UPPER}{LOWER}{DIGITS}")
+}
+fn b64() -> String {
+    alnum() + "+/"
+}
+fn urlsafe() -> String {
+    alnum() + "_-"
+}
+fn b32() -> String {
+    format!("{UPPER}234567")
+}
+
+/// A small deterministic generator (xorshift64*), seeded per test.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// `n` characters of `chars`, with at least two letters and two digits when `chars` has
+    /// both (as real tokens do, and as the rules that look for randomness expect).
+    fn pick(&mut self, n: usize, chars: &str) -> String {
+        let c = chars.as_bytes();
+        let mixed = n >= 8 && mixed(c);
+        loop {
+            let s: Vec<u8> = (0..n)
+                .map(|_| c[(self.next() % c.len() as u64) as usize])
+                .collect();
+            let digits = s.iter().filter(|b| b.is_ascii_digit()).count();
+            let letters = s.iter().filter(|b| b.is_ascii_alphabetic()).count();
+            if !mixed || (digits >= 2 && letters >= 2) {
+                return String::from_utf8(s).unwrap();
+            }
+        }
+    }
+}
+
+fn mixed(s: &[u8]) -> bool {
+    s.iter().any(u8::is_ascii_digit) && s.iter().any(u8::is_ascii_alphabetic)
+}
+
+fn base64_of(bytes: &[u8], url: bool) -> String {
+    const STD: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.len();
+        let v = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |v, (i, &b)| v | u32::from(b) << (16 - 8 * i));
+        for i in 0..=n {
+            let mut c = STD[(v >> (18 - 6 * i) & 63) as usize];
+            if url {
+                c = match c {
+                    b'+' => b'-',
+                    b'/' => b'_',
+                    c => c,
+                };
+            }
+            out.push(c as char);
+        }
+        if !url {
+            out.push_str(&"=="[..3 - n]);
+        }
+    }
+    out
+}
+
+fn fake_jwt(rng: &mut Rng) -> String {
+    let head = base64_of(br#"{"alg":"HS256","typ":"JWT"}"#, true);
+    let body = format!(
+        r#"{{"sub":"{}","iat":{}}}"#,
+        rng.pick(12, &alnum()),
+        1_700_000_000 + rng.next() % 1000
+    );
+    let sig: Vec<u8> = (0..32).map(|_| rng.next() as u8).collect();
+    format!(
+        "{head}.{}.{}",
+        base64_of(body.as_bytes(), true),
+        base64_of(&sig, true)
+    )
+}
+
+/// The text of `input` as a stream redacts it, line by line.
+fn redact(input: &str) -> String {
+    redact_with(&mut Redactor::new(), input).0
+}
+
+fn redact_with(r: &mut Redactor, input: &str) -> (String, Tally) {
+    let mut out = Vec::new();
+    for line in input.as_bytes().split_inclusive(|&b| b == b'\n') {
+        match r.line(line) {
+            Shown::Same => out.extend_from_slice(line),
+            Shown::Replaced(v) => out.extend_from_slice(&v),
+            Shown::Hidden => {}
+        }
+    }
+    (String::from_utf8(out).unwrap(), r.tally().clone())
+}
+
+fn mark(id: &str) -> String {
+    format!("[REDACTED:{id}]")
+}
+
+/// A line with a secret: shown as `before` + the marker + `after`.
+struct Pos {
+    before: String,
+    secret: String,
+    after: String,
+}
+
+fn pos(before: impl Into<String>, secret: impl Into<String>, after: impl Into<String>) -> Pos {
+    Pos {
+        before: before.into(),
+        secret: secret.into(),
+        after: after.into(),
+    }
+}
+
+/// Per rule: lines whose secret it replaces, and look-alikes that stay as they are.
+fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
+    let r = rng;
+    let hex40: String = r.pick(40, "0123456789abcdef");
+    vec![
+        (
+            "aws-access-key-id",
+            vec![
+                pos(
+                    "aws_access_key_id = ",
+                    format!("{AKIA}{}", r.pick(16, &b32())),
+                    "\n",
+                ),
+                pos(
+                    "\"AccessKeyId\": \"",
+                    format!("{ASIA}{}", r.pick(16, &b32())),
+                    "\",\n",
+                ),
+            ],
+            vec![
+                format!("aws_example = {AKIA}EXAMPLE\n"),
+                format!("documented = {AKIA}IOSFODNN7EXAMPLE\n"),
+                "country = SLOVAKIA\n".into(),
+                format!("id = {AKIA}{}\n", r.pick(16, LOWER)),
+            ],
+        ),
+        (
+            "aws-secret-access-key",
+            vec![
+                pos("aws_secret_access_key = ", r.pick(40, &b64()), "\n"),
+                pos(
+                    "export AWS_SECRET_ACCESS_KEY=\"",
+                    r.pick(40, &b64()),
+                    "\"\n",
+                ),
+                pos("      \"SecretAccessKey\": \"", r.pick(40, &b64()), "\",\n"),
+                pos("  secretAccessKey: '", r.pick(40, &b64()), "'\n"),
+            ],
+            vec![
+                "aws_secret_access_key = os.environ[\"AWS_SECRET_ACCESS_KEY\"]\n".into(),
+                format!("secret_key = {}\n", r.pick(40, &b64())),
+                format!("aws_secret_access_key = {}\n", r.pick(40, LOWER)),
+                format!("aws_secret_access_key = {}\n", r.pick(41, &alnum())),
+            ],
+        ),
+        (
+            "github-token",
+            vec![
+                pos(
+                    "github_token: ",
+                    format!("{GHP}{}", r.pick(36, &alnum())),
+                    "\n",
+                ),
+                pos(
+                    "GITHUB_TOKEN=",
+                    format!("{GHS}{}", r.pick(36, &alnum())),
+                    "\n",
+                ),
+                // An open-ended length: a longer token goes whole.
+                pos("t=", format!("{GHP}{}", r.pick(80, &alnum())), " end\n"),
+            ],
+            vec![
+                format!("# classic tokens start with {GHP} and are 40 characters long\n"),
+                format!("short = {GHP}{}\n", r.pick(20, &alnum())),
+                format!("x = my{GHP}{}\n", r.pick(36, &alnum())),
+            ],
+        ),
+        (
+            "github-fine-grained-token",
+            vec![pos(
+                "ci_token: \"",
+                format!("{GHPAT}{}_{}", r.pick(22, &alnum()), r.pick(59, &alnum())),
+                "\"\n",
+            )],
+            vec![format!("prefix = \"{GHPAT}\"\n")],
+        ),
+        (
+            "gitlab-token",
+            vec![pos(
+                "GITLAB_TOKEN=",
+                format!("{GLPAT}{}", r.pick(20, &urlsafe())),
+                "\n",
+            )],
+            vec![format!("GITLAB_TOKEN={GLPAT}{}\n", r.pick(12, &alnum()))],
+        ),
+        (
+            "slack-token",
+            vec![
+                pos(
+                    "slack_bot_token: '",
+                    format!(
+                        "{XOXB}{}-{}-{}",
+                        r.pick(12, DIGITS),
+                        r.pick(13, DIGITS),
+                        r.pick(24, &alnum())
+                    ),
+                    "'\n",
+                ),
+                pos(
+                    "app: ",
+                    format!(
+                        "{XAPP}1-{}-{}",
+                        r.pick(11, &format!("{UPPER}{DIGITS}")),
+                        r.pick(30, &alnum())
+                    ),
+                    "\n",
+                ),
+            ],
+            vec![
+                format!("# Slack bot tokens start with {XOXB}.\n"),
+                "xoxo hugs\n".into(),
+            ],
+        ),
+        (
+            "slack-webhook",
+            vec![pos(
+                format!("url = {HOOK}"),
+                format!(
+                    "T{}/B{}/{}",
+                    r.pick(8, &b32()),
+                    r.pick(8, &b32()),
+                    r.pick(24, &alnum())
+                ),
+                "\n",
+            )],
+            vec![format!("docs: {HOOK}\n")],
+        ),
+        (
+            "stripe-key",
+            vec![
+                pos(
+                    "stripe_secret_key = \"",
+                    format!("{SKLIVE}{}", r.pick(24, &alnum())),
+                    "\"\n",
+                ),
+                pos("key=", format!("{RKTEST}{}", r.pick(99, &alnum())), "\n"),
+            ],
+            vec![
+                format!("mode = {SKLIVE}\n"),
+                format!("desk{SKLIVE}{}\n", r.pick(24, &alnum())),
+            ],
+        ),
+        (
+            "npm-token",
+            vec![pos(
+                "//registry.example.com/:_authToken=",
+                format!("{NPM}{}", r.pick(36, &alnum())),
+                "\n",
+            )],
+            vec![
+                format!("{NPM}{}\n", r.pick(36, LOWER)),
+                "npm_config_registry=https://registry.example.com\n".into(),
+            ],
+        ),
+        (
+            "pypi-token",
+            vec![pos(
+                "password = ",
+                format!("{PYPI}{}", r.pick(70, &urlsafe())),
+                "\n",
+            )],
+            vec![
+                format!("password = {PYPI}\n"),
+                "repository = pypi-test\n".into(),
+            ],
+        ),
+        (
+            "google-api-key",
+            vec![
+                pos(
+                    "maps_api_key: ",
+                    format!("{AIZA}{}", r.pick(35, &urlsafe())),
+                    "\n",
+                ),
+                pos(
+                    "u?key=",
+                    format!("{AIZA}{}", r.pick(35, &urlsafe())),
+                    "&q=1\n",
+                ),
+            ],
+            vec![
+                format!("key: {AIZA}{}\n", r.pick(20, &urlsafe())),
+                format!("key: {AIZA}{}\n", r.pick(36, &alnum())),
+            ],
+        ),
+        (
+            "anthropic-api-key",
+            vec![pos(
+                "ANTHROPIC_API_KEY=",
+                format!("{SKANT}{}AA", r.pick(93, &urlsafe())),
+                "\n",
+            )],
+            vec![format!("prefix: {SKANT}\n")],
+        ),
+        (
+            "openai-api-key",
+            vec![
+                pos(
+                    "OPENAI_API_KEY=",
+                    format!(
+                        "{SKPROJ}{}{OPENAI_MID}{}",
+                        r.pick(74, &urlsafe()),
+                        r.pick(74, &urlsafe())
+                    ),
+                    "\n",
+                ),
+                pos(
+                    "key = '",
+                    format!(
+                        "sk-{}{OPENAI_MID}{}",
+                        r.pick(20, &alnum()),
+                        r.pick(20, &alnum())
+                    ),
+                    "'\n",
+                ),
+                pos(
+                    "key: ",
+                    format!("{SKPROJ}{}", r.pick(120, &urlsafe())),
+                    "\n",
+                ),
+            ],
+            vec![
+                "task-list and risk-matrix\n".into(),
+                format!("key: {SKPROJ}{}\n", r.pick(12, &alnum())),
+            ],
+        ),
+        (
+            "jwt",
+            vec![
+                pos("session_token: ", fake_jwt(r), "\n"),
+                pos("Cookie: s=", fake_jwt(r), "; path=/\n"),
+                // A header past 256 characters stays; the rest goes from its dot.
+                {
+                    let jwt = fake_jwt(r);
+                    let head = format!("eyJ{}", r.pick(300, &urlsafe()));
+                    let rest = &jwt[jwt.find('.').unwrap()..];
+                    pos(format!("t: {head}"), rest, "\n")
+                },
+            ],
+            vec![
+                format!(
+                    "payload: {}\n",
+                    base64_of(br#"{"key":"value","n":12}"#, true)
+                ),
+                format!("commit = {hex40}\n"),
+            ],
+        ),
+        (
+            "private-key",
+            vec![pos(
+                format!("  \"private_key\": \"-----BEGIN {PRIV}-----\\n"),
+                format!("{}\\n{}", r.pick(64, &b64()), r.pick(40, &b64())),
+                format!("\\n-----END {PRIV}-----\\n\",\n"),
+            )],
+            vec![
+                "-----BEGIN PUBLIC KEY-----\n".into(),
+                format!("The {} is kept in a vault.\n", PRIV.to_ascii_lowercase()),
+                format!("\"-----BEGIN {PRIV}-----\\n-----END {PRIV}-----\"\n"),
+            ],
+        ),
+        (
+            "url-password",
+            vec![
+                pos(
+                    "repo_url: https://deploy:",
+                    r.pick(18, &alnum()),
+                    "@git.example.com/org/app.git\n",
+                ),
+                pos(
+                    "DATABASE_URL=postgres://app:",
+                    r.pick(16, &alnum()),
+                    "@db.internal:5432/app\n",
+                ),
+                pos("REDIS=redis://:", r.pick(16, &alnum()), "@cache:6379/0\n"),
+                pos(
+                    "u = \"https://x-access-token:",
+                    format!("{GHS}{}", r.pick(36, &alnum())),
+                    "@github.com/o/r\"\n",
+                ),
+                pos("amqp://u:", format!("p@{}", r.pick(10, &alnum())), "@mq/\n"),
+            ],
+            vec![
+                "homepage: https://example.com:8443/docs\n".into(),
+                "clone: ssh://git@github.com/org/repo.git\n".into(),
+                "mirror: https://mirror-user@example.com/repo.git\n".into(),
+                "url = postgres://app:${DB_PASSWORD}@db/app\n".into(),
+                concat!("see https:/", "/user:password@example.com for the form\n").into(),
+                concat!("fmt = \"mysql:/", "/%s:%s@%s/%s\"\n").into(),
+            ],
+        ),
+        (
+            "authorization",
+            vec![
+                pos(
+                    "curl -H \"Authorization: Bearer ",
+                    r.pick(40, &alnum()),
+                    "\" https://api.example.com/v1/me\n",
+                ),
+                pos(
+                    "\textraheader = AUTHORIZATION: basic ",
+                    base64_of(
+                        format!("x-access-token:{}", r.pick(36, &alnum())).as_bytes(),
+                        false,
+                    ),
+                    "\n",
+                ),
+                pos(
+                    "  \"Authorization\": \"token ",
+                    r.pick(40, &alnum()),
+                    "\",\n",
+                ),
+                pos(
+                    "Proxy-Authorization: Basic ",
+                    base64_of(b"user:pass", false),
+                    "\n",
+                ),
+                pos("authorization: ", r.pick(32, &alnum()), "\n"),
+            ],
+            vec![
+                "# Clients send the API token as a Bearer token.\n".into(),
+                "auth_scheme: Bearer\n".into(),
+                "Authorization: Bearer\n".into(),
+                "Authorization: Bearer ${TOKEN}\n".into(),
+                "Authorization: Bearer YOUR_TOKEN_HERE\n".into(),
+                "headers = {\"Authorization\": f\"Bearer {token}\"}\n".into(),
+                "Authorization: required for every call\n".into(),
+            ],
+        ),
+    ]
+}
+
+#[test]
+fn every_rule_replaces_its_secret_and_keeps_its_lookalikes() {
+    let mut rng = Rng(0x5EED_0001);
+    let cases = examples(&mut rng);
+    let ids: Vec<&str> = cases.iter().map(|c| c.0).collect();
+    let all: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+    assert_eq!(ids, all, "one case per rule, in table order");
+    for (id, positives, negatives) in cases {
+        assert!(!positives.is_empty() && !negatives.is_empty(), "{id}");
+        for p in positives {
+            let line = format!("{}{}{}", p.before, p.secret, p.after);
+            let want = format!("{}{}{}", p.before, mark(id), p.after);
+            assert_eq!(redact(&line), want, "{id}: {line:?}");
+            let mut r = Redactor::new();
+            let (_, tally) = redact_with(&mut r, &line);
+            assert_eq!(
+                tally.by_rule().collect::<Vec<_>>(),
+                vec![(id, 1)],
+                "{line:?}"
+            );
+        }
+        for n in negatives {
+            assert_eq!(redact(&n), n, "{id}: a look-alike was changed");
+        }
+    }
+}
+
+#[test]
+fn every_match_holds_a_keyword_of_its_rule() {
+    // The prefilter skips a text without keywords: that is sound only if no match can exist
+    // without one.
+    let mut rng = Rng(0x5EED_0002);
+    for (id, positives, _) in examples(&mut rng) {
+        let i = RULES.iter().position(|r| r.id == id).unwrap();
+        for p in positives {
+            let line = format!("{}{}{}", p.before, p.secret, p.after);
+            let m = regex(i).find(line.as_bytes()).expect(id);
+            let lower = m.as_bytes().to_ascii_lowercase();
+            assert!(
+                RULES[i]
+                    .keywords
+                    .iter()
+                    .any(|k| lower.windows(k.len()).any(|w| w == k.as_bytes())),
+                "{id}: {:?}",
+                String::from_utf8_lossy(m.as_bytes())
+            );
+        }
+    }
+}
+
+#[test]
+fn patterns_compile_and_their_matches_are_bounded_by_max_match() {
+    let mut longest = 0;
+    for (i, r) in RULES.iter().enumerate() {
+        let _ = regex(i);
+        let hir = regex_syntax::ParserBuilder::new()
+            .unicode(false)
+            .utf8(false)
+            .build()
+            .parse(r.pattern)
+            .unwrap();
+        let max = hir
+            .properties()
+            .maximum_len()
+            .unwrap_or_else(|| panic!("{}: unbounded", r.id));
+        longest = longest.max(max);
+        assert!(r.secret < regex(i).captures_len(), "{}", r.id);
+    }
+    assert_eq!(
+        longest, MAX_MATCH,
+        "MAX_MATCH is the longest match, exactly"
+    );
+}
+
+#[test]
+fn rule_ids_are_lowercase_words_without_digits() {
+    for r in &RULES {
+        assert!(
+            r.id.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
+            "{}",
+            r.id
+        );
+    }
+    let mut ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), RULES.len(), "ids are unique");
+}
+
+#[test]
+fn the_rest_of_the_line_stays_and_several_secrets_go() {
+    let mut rng = Rng(7);
+    let a = format!("{GHP}{}", rng.pick(36, &alnum()));
+    let b = format!("{AKIA}{}", rng.pick(16, &b32()));
+    let line = format!("a={a} b={b} c={a}\r\n");
+    let want = format!(
+        "a={} b={} c={}\r\n",
+        mark("github-token"),
+        mark("aws-access-key-id"),
+        mark("github-token")
+    );
+    let mut r = Redactor::new();
+    let (out, tally) = redact_with(&mut r, &line);
+    assert_eq!(out, want);
+    assert_eq!(tally.total(), 3);
+    assert_eq!(
+        tally.by_rule().collect::<Vec<_>>(),
+        vec![("aws-access-key-id", 1), ("github-token", 2)]
+    );
+}
+
+#[test]
+fn a_line_dense_with_secrets_loses_all_of_them() {
+    let mut rng = Rng(8);
+    let tokens: Vec<String> = (0..2000)
+        .map(|_| format!("{NPM}{}", rng.pick(36, &alnum())))
+        .collect();
+    let line = tokens.join(",") + "\n";
+    let out = redact(&line);
+    assert_eq!(out, vec![mark("npm-token"); 2000].join(",") + "\n");
+}
+
+#[test]
+fn passes_means_line_changes_nothing() {
+    let mut r = Redactor::new();
+    let clean = "fn main() {\n    println!(\"hello\");\n}\n";
+    assert!(r.passes(clean.as_bytes()));
+    assert_eq!(r.line(b"fn main() {\n"), Shown::Same);
+    assert!(!r.passes(format!("x\nkey = {GHP}\n").as_bytes()));
+    // A keyword without a secret: not passing, yet the line stays.
+    assert_eq!(r.line(format!("key = {GHP}\n").as_bytes()), Shown::Same);
+    assert_eq!(r.tally().total(), 0);
+    assert_eq!(r.tally().note(), None);
+}
+
+#[test]
+fn clean_prefix_stops_at_the_first_line_with_a_keyword() {
+    let mut rng = Rng(24);
+    let token = format!("{GHP}{}", rng.pick(36, &alnum()));
+    for filler in [10, 5000] {
+        let clean = "fn main() {}\n".repeat(filler);
+        let text = format!("{clean}let t = \"{token}\";\nmore\n{clean}");
+        let r = Redactor::new();
+        assert_eq!(r.clean_prefix(text.as_bytes()), clean.len());
+        assert_eq!(r.clean_prefix(clean.as_bytes()), clean.len());
+        // A reader's loop: the clean prefix as it is, the next line redacted, and again.
+        let mut r = Redactor::new();
+        let mut out = Vec::new();
+        let mut rest = text.as_bytes();
+        while !rest.is_empty() {
+            let n = r.clean_prefix(rest);
+            out.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+            if let Some(line) = rest.split_inclusive(|&b| b == b'\n').next() {
+                out.extend(whole(&mut r, line));
+                rest = &rest[line.len()..];
+            }
+        }
+        assert_eq!(out, redact(&text).as_bytes());
+        assert_eq!(r.tally().total(), 1);
+    }
+    let mut r = Redactor::new();
+    assert_eq!(
+        r.line(format!("-----BEGIN {PRIV}-----\n").as_bytes()),
+        Shown::Same
+    );
+    assert_eq!(
+        r.clean_prefix(b"abc\n"),
+        0,
+        "inside a block nothing is clean"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Private-key blocks
+// ---------------------------------------------------------------------------------------------
+
+fn key_block(rng: &mut Rng, label: &str, lines: usize, indent: &str) -> (String, Vec<String>) {
+    let body: Vec<String> = (0..lines).map(|_| rng.pick(64, &b64())).collect();
+    let mut text = format!("{indent}-----BEGIN {label}-----\n");
+    for l in &body {
+        text += &format!("{indent}{l}\n");
+    }
+    text += &format!("{indent}-----END {label}-----\n");
+    (text, body)
+}
+
+#[test]
+fn a_key_block_becomes_one_marker_line_between_its_markers() {
+    let mut rng = Rng(9);
+    for (label, indent) in [
+        (format!("RSA {PRIV}"), ""),
+        (PRIV.to_string(), ""),
+        (format!("OPENSSH {PRIV}"), "  "),
+        (format!("PGP {PRIV} BLOCK"), ""),
+    ] {
+        let (block, _) = key_block(&mut rng, &label, 12, indent);
+        let text = format!("name: demo\nkey: |\n{block}region: eu\n");
+        let mut r = Redactor::new();
+        let (out, tally) = redact_with(&mut r, &text);
+        assert_eq!(
+            out,
+            format!(
+                "name: demo\nkey: |\n{indent}-----BEGIN {label}-----\n{indent}{}\n{indent}-----END {label}-----\nregion: eu\n",
+                mark("private-key")
+            )
+        );
+        assert_eq!(
+            tally.by_rule().collect::<Vec<_>>(),
+            vec![("private-key", 1)]
+        );
+        assert!(r.passes(b"region: eu\n"), "the block is closed after END");
+    }
+}
+
+#[test]
+fn a_block_without_end_hides_to_the_end_of_the_stream() {
+    let mut rng = Rng(10);
+    let (block, body) = key_block(&mut rng, PRIV, 5, "");
+    let cut: String = block.lines().take(4).map(|l| format!("{l}\n")).collect();
+    let mut r = Redactor::new();
+    let (out, _) = redact_with(&mut r, &cut);
+    assert_eq!(
+        out,
+        format!("-----BEGIN {PRIV}-----\n{}\n", mark("private-key"))
+    );
+    assert!(!r.passes(b"plain\n"), "the block is still open");
+    assert!(!out.contains(&body[0][..8]));
+}
+
+#[test]
+fn a_window_that_starts_inside_a_block_shows_the_marker_not_the_material() {
+    // As tail and grep do: skip the lines before the window, then show the rest.
+    let mut rng = Rng(11);
+    let (block, _) = key_block(&mut rng, PRIV, 6, "");
+    let lines: Vec<&str> = block.split_inclusive('\n').collect();
+    let mut r = Redactor::new();
+    r.skip(lines[..3].concat().as_bytes());
+    let (out, tally) = redact_with(&mut r, &lines[3..].concat());
+    assert_eq!(
+        out,
+        format!("{}\n-----END {PRIV}-----\n", mark("private-key"))
+    );
+    assert_eq!(tally.total(), 1);
+}
+
+#[test]
+fn no_window_of_a_file_shows_key_material() {
+    // Every head cut (the first k lines) and every tail window (lines i.. after skipping the
+    // ones before) of a file with key blocks, plain and in YAML, shows no piece of a key line.
+    let mut rng = Rng(25);
+    let (a, body_a) = key_block(&mut rng, &format!("RSA {PRIV}"), 9, "");
+    let (b, body_b) = key_block(&mut rng, &format!("OPENSSH {PRIV}"), 5, "    ");
+    let text = format!("top: 1\n{a}mid: 2\nkey: |\n{b}end: 3\n");
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let pieces: Vec<&str> = body_a
+        .iter()
+        .chain(&body_b)
+        .flat_map(|l| [&l[..8], &l[28..36], &l[l.len() - 8..]])
+        .collect();
+    let check = |shown: &str, what: &str| {
+        for p in &pieces {
+            assert!(!shown.contains(p), "{what} shows {p:?}: {shown}");
+        }
+    };
+    for k in 0..=lines.len() {
+        check(
+            &redact(&lines[..k].concat()),
+            &format!("the first {k} lines"),
+        );
+        let mut r = Redactor::new();
+        r.skip(lines[..k].concat().as_bytes());
+        let (shown, tally) = redact_with(&mut r, &lines[k..].concat());
+        check(&shown, &format!("the lines from {k}"));
+        let in_block = |l: &str| {
+            body_a
+                .iter()
+                .chain(&body_b)
+                .any(|b| l.trim_end() == b.trim())
+        };
+        let blocks_shown = shown.matches("[REDACTED:private-key]").count() as u64;
+        assert_eq!(tally.total(), blocks_shown, "from line {k}");
+        if lines[k..].iter().any(|l| in_block(l)) {
+            assert!(
+                blocks_shown >= 1,
+                "a window with key lines shows the marker, from {k}"
+            );
+        }
+    }
+}
+
+#[test]
+fn key_material_ends_after_max_key_block() {
+    let mut rng = Rng(12);
+    let line = rng.pick(64, &b64()) + "\n";
+    let n = MAX_KEY_BLOCK / line.len() + 3;
+    let text = format!("-----BEGIN {PRIV}-----\n{}after\n", line.repeat(n));
+    let mut r = Redactor::new();
+    let (out, _) = redact_with(&mut r, &text);
+    let hidden = MAX_KEY_BLOCK.div_ceil(line.len());
+    let want = format!(
+        "-----BEGIN {PRIV}-----\n{}\n{}after\n",
+        mark("private-key"),
+        line.repeat(n - hidden)
+    );
+    assert_eq!(out, want);
+    // skip() follows the same bound.
+    let mut s = Redactor::new();
+    s.skip(text.as_bytes());
+    assert!(s.passes(b"x\n"));
+}
+
+#[test]
+fn material_before_end_on_the_same_line_goes_too() {
+    let mut rng = Rng(13);
+    let a = rng.pick(64, &b64());
+    let b = rng.pick(20, &b64());
+    let text = format!("-----BEGIN {PRIV}-----\n{a}\n{b}-----END {PRIV}-----\n");
+    assert_eq!(
+        redact(&text),
+        format!(
+            "-----BEGIN {PRIV}-----\n{}\n-----END {PRIV}-----\n",
+            mark("private-key")
+        )
+    );
+    let text = format!("-----BEGIN {PRIV}-----\n  {b}-----END {PRIV}-----\n");
+    assert_eq!(
+        redact(&text),
+        format!(
+            "-----BEGIN {PRIV}-----\n  {}-----END {PRIV}-----\n",
+            mark("private-key")
+        )
+    );
+}
+
+#[test]
+fn public_keys_and_certificates_stay() {
+    let mut rng = Rng(14);
+    let (pubkey, _) = key_block(&mut rng, "PUBLIC KEY", 4, "");
+    let (cert, _) = key_block(&mut rng, "CERTIFICATE", 8, "");
+    let text = pubkey + &cert;
+    assert_eq!(redact(&text), text);
+}
+
+#[test]
+fn a_new_begin_ends_an_open_block() {
+    let mut rng = Rng(15);
+    let a = rng.pick(64, &b64());
+    let (cert, _) = key_block(&mut rng, "CERTIFICATE", 2, "");
+    let text = format!("-----BEGIN {PRIV}-----\n{a}\n{cert}");
+    assert_eq!(
+        redact(&text),
+        format!("-----BEGIN {PRIV}-----\n{}\n{cert}", mark("private-key"))
+    );
+}
+
+#[test]
+fn an_inline_key_without_end_hides_the_rest_of_its_line() {
+    let mut rng = Rng(16);
+    let a = rng.pick(200, &b64());
+    let text = format!("k = \"-----BEGIN {PRIV}-----\\n{a}\nnext\n");
+    assert_eq!(
+        redact(&text),
+        format!(
+            "k = \"-----BEGIN {PRIV}-----\\n{}\nnext\n",
+            mark("private-key")
+        )
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Long lines
+// ---------------------------------------------------------------------------------------------
+
+/// `line` redacted through [`LongLine`], fed in pieces of the given sizes (cycled).
+fn stream(r: &mut Redactor, line: &[u8], sizes: &[usize]) -> Vec<u8> {
+    let mut l = r.long_line();
+    let mut out = Vec::new();
+    let mut at = 0;
+    let mut k = 0;
+    while at < line.len() {
+        let n = sizes[k % sizes.len()].max(1).min(line.len() - at);
+        out.extend(l.feed(r, &line[at..at + n]));
+        at += n;
+        k += 1;
+    }
+    out.extend(l.finish(r));
+    out
+}
+
+fn whole(r: &mut Redactor, line: &[u8]) -> Vec<u8> {
+    match r.line(line) {
+        Shown::Same => line.to_vec(),
+        Shown::Replaced(v) => v,
+        Shown::Hidden => Vec::new(),
+    }
+}
+
+/// A long line holding secrets of every kind among filler, with `\n` at the end.
+fn long_line_with_secrets(rng: &mut Rng, filler: usize) -> String {
+    let mut parts = Vec::new();
+    for (_, positives, negatives) in examples(rng) {
+        for p in positives {
+            parts.push(format!("{}{}{}", p.before, p.secret, p.after).replace('\n', " "));
+        }
+        parts.extend(negatives.into_iter().map(|n| n.replace('\n', " ")));
+        parts.push("w".repeat(filler));
+    }
+    parts.concat() + "\n"
+}
+
+#[test]
+fn a_long_line_in_pieces_comes_out_as_it_would_whole() {
+    let mut rng = Rng(17);
+    let line = long_line_with_secrets(&mut rng, 5000);
+    assert!(line.len() > MAX_LINE);
+    let want = whole(&mut Redactor::new(), line.as_bytes());
+    assert_ne!(want, line.as_bytes());
+    for sizes in [
+        &[1 << 16][..],
+        &[4096],
+        &[1, 7, 1000, 33],
+        &[MAX_MATCH],
+        &[3],
+    ] {
+        let mut r = Redactor::new();
+        let got = stream(&mut r, line.as_bytes(), sizes);
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want),
+            "pieces {sizes:?}"
+        );
+    }
+}
+
+#[test]
+fn an_open_ended_token_is_replaced_through_its_end_however_long() {
+    let mut rng = Rng(18);
+    let token = format!("{GHP}{}", rng.pick(200_000, &alnum()));
+    let line = format!("t={token};x\n");
+    let want = format!("t={};x\n", mark("github-token"));
+    assert_eq!(
+        whole(&mut Redactor::new(), line.as_bytes()),
+        want.as_bytes()
+    );
+    assert_eq!(
+        stream(&mut Redactor::new(), line.as_bytes(), &[65536]),
+        want.as_bytes()
+    );
+}
+
+#[test]
+fn a_long_line_inside_a_block_is_hidden() {
+    let mut rng = Rng(19);
+    let mut r = Redactor::new();
+    assert_eq!(
+        r.line(format!("-----BEGIN {PRIV}-----\n").as_bytes()),
+        Shown::Same
+    );
+    let material = rng.pick(100_000, &b64()) + "\n";
+    let out = stream(&mut r, material.as_bytes(), &[65536]);
+    assert_eq!(out, format!("{}\n", mark("private-key")).as_bytes());
+    // The material passed the bound: the block is over.
+    assert!(r.passes(b"after\n"));
+}
+
+#[test]
+fn an_inline_key_in_a_long_line_is_dropped_to_its_end_marker() {
+    let mut rng = Rng(20);
+    let a = rng.pick(50_000, &b64());
+    let line = format!(
+        "{}\"-----BEGIN {PRIV}-----\\n{a}\\n-----END {PRIV}-----\\n\" tail\n",
+        "q".repeat(70_000)
+    );
+    let want = format!(
+        "{}\"-----BEGIN {PRIV}-----\\n{}\\n-----END {PRIV}-----\\n\" tail\n",
+        "q".repeat(70_000),
+        mark("private-key")
+    );
+    assert_eq!(
+        stream(&mut Redactor::new(), line.as_bytes(), &[4096, 9]),
+        want.as_bytes()
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    #[test]
+    fn any_split_of_a_line_redacts_it_as_the_whole_line_does(
+        seed in 1u64..u64::MAX,
+        filler in 0usize..400,
+        sizes in proptest::collection::vec(1usize..5000, 1..6),
+    ) {
+        let mut rng = Rng(seed);
+        let line = long_line_with_secrets(&mut rng, filler);
+        let want = whole(&mut Redactor::new(), line.as_bytes());
+        let got = stream(&mut Redactor::new(), line.as_bytes(), &sizes);
+        proptest::prop_assert_eq!(got, want);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tally, the note and grep's helpers
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_note_says_how_many_values_and_which_rules_and_nothing_of_them() {
+    let mut rng = Rng(21);
+    let toks: Vec<String> = (0..3)
+        .map(|_| format!("{GHP}{}", rng.pick(36, &alnum())))
+        .collect();
+    let jwt = fake_jwt(&mut rng);
+    let text = format!("a {}\nb {}\nc {}\nd {jwt}\n", toks[0], toks[1], toks[2]);
+    let (_, tally) = redact_with(&mut Redactor::new(), &text);
+    let note = tally.note().unwrap();
+    assert_eq!(
+        note,
+        "redacted 4 secret values (github-token 3, jwt 1); each reads [REDACTED:RULE]"
+    );
+    for t in toks.iter().chain([&jwt]) {
+        assert!(!note.contains(&t[..6]) && !note.contains(&t[t.len() - 4..]));
+    }
+    let (_, one) = redact_with(&mut Redactor::new(), &format!("x {}\n", toks[0]));
+    assert_eq!(
+        one.note().unwrap(),
+        "redacted 1 secret value (github-token 1); each reads [REDACTED:RULE]"
+    );
+}
+
+#[test]
+fn tallies_add_up_across_streams() {
+    let mut rng = Rng(22);
+    let (_, a) = redact_with(
+        &mut Redactor::new(),
+        &format!("{NPM}{}\n", rng.pick(36, &alnum())),
+    );
+    let (_, b) = redact_with(
+        &mut Redactor::new(),
+        &format!(
+            "{NPM}{} {AKIA}{}\n",
+            rng.pick(36, &alnum()),
+            rng.pick(16, &b32())
+        ),
+    );
+    let mut sum = Tally::default();
+    sum.add(&a);
+    sum.add(&b);
+    assert_eq!(sum.total(), 3);
+    assert_eq!(
+        sum.by_rule().collect::<Vec<_>>(),
+        vec![("aws-access-key-id", 1), ("npm-token", 2)]
+    );
+}
+
+#[test]
+fn discard_last_takes_back_the_last_lines_count() {
+    let mut rng = Rng(23);
+    let mut r = Redactor::new();
+    let a = format!("{NPM}{}\n", rng.pick(36, &alnum()));
+    assert!(matches!(r.line(a.as_bytes()), Shown::Replaced(_)));
+    assert!(matches!(r.line(a.as_bytes()), Shown::Replaced(_)));
+    r.discard_last();
+    assert_eq!(r.tally().total(), 1);
+    assert_eq!(r.line(b"plain\n"), Shown::Same);
+    r.discard_last();
+    assert_eq!(r.tally().total(), 1);
+}
+
+#[test]
+fn only_patterns_that_touch_a_marker_may_match_redacted_text_alone() {
+    for (p, ic, want) in [
+        ("REDACTED", false, true),
+        ("redacted", true, true),
+        ("redacted", false, false),
+        ("private-key]", false, true),
+        ("[", false, true),
+        ("x]", false, true),
+        ("", false, true),
+        ("TED:aws", false, true),
+        ("token", false, true),
+        ("password", false, true),
+        ("fn main", false, false),
+        ("AKIA", false, false),
+        ("k\u{212A}y", true, true),
+        ("key", false, true),
+        ("keyz", false, false),
+    ] {
+        assert_eq!(may_match_marker(p.as_bytes(), ic), want, "{p:?} {ic}");
+    }
+}
