@@ -14,6 +14,7 @@ mod envelope_policy;
 mod input_hints;
 mod mcp;
 mod readers_confinement;
+mod redaction;
 mod security;
 mod smoke;
 mod trust;
