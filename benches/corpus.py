@@ -6,7 +6,9 @@
 - big.log: 2 GiB of log lines; oneline.txt: 1 GiB without a newline; cat.txt: 100 MiB of text;
 - a.txt, b.txt: 200,000 lines that differ in scattered places; a2k.txt, b2k.txt: their first
   2,000 lines (readbox's diff compares at most 2,000 lines per file);
-- small.txt: one line.
+- small.txt: one line;
+- secrets.txt: 10 MiB of lines that each hold a fake credential of the GitHub form, built here
+  at run time (the repository holds none), for the cost of redaction where it has most to do.
 """
 
 import os
@@ -79,8 +81,28 @@ def big_file(path, size, text):
             left -= n
 
 
+def secrets_file(path, size):
+    """Lines `token_N = ghp_…` of fake, format-valid tokens, seeded."""
+    rng = random.Random(7)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    prefix = "gh" + "p_"
+    with open(path, "w") as f:
+        n = written = 0
+        while written < size:
+            body = "".join(rng.choice(alphabet) for _ in range(36))
+            text = f"token_{n} = {prefix}{body}\n"
+            f.write(text)
+            written += len(text)
+            n += 1
+
+
 def main():
     out = sys.argv[1]
+    secrets = os.path.join(out, "secrets.txt")
+    if not os.path.exists(secrets):
+        os.makedirs(out, exist_ok=True)
+        secrets_file(secrets + ".part", 10 << 20)
+        os.rename(secrets + ".part", secrets)
     stamp = os.path.join(out, ".complete")
     if os.path.exists(stamp):
         return
