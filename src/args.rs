@@ -12,7 +12,8 @@ use serde_json::Value as Json;
 use crate::error::{Error, Result};
 use crate::names::shell_word;
 use crate::policy::{parse_bool, parse_uint};
-use crate::tools::{Args, Effect, FileType, Kind, Param, Tool, Value};
+use crate::registry::{Args, Effect, FileType, Kind, Param, Value};
+use crate::tools::Tool;
 
 /// Whether a word names an existing entry the caller may reach (the gate's answer): used only to
 /// tell a second path from a bad value in a usage hint.

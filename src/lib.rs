@@ -29,6 +29,7 @@
 
 pub mod args;
 pub mod audit;
+pub mod call;
 pub mod dispatch;
 pub mod envelope;
 pub mod error;
@@ -40,6 +41,7 @@ pub mod names;
 pub mod policy;
 pub mod read;
 pub mod redact;
+pub mod registry;
 pub mod resolve;
 pub mod sandbox;
 pub mod tools;
@@ -51,14 +53,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
+use call::Ctx;
 use dispatch::{Invocation, Meta};
 use envelope::{Format, Output, Stop};
 use error::Error;
 use limits::{Budget, Deadline};
 use policy::Policy;
+use registry::Outcome;
 use resolve::Gate;
 use sandbox::Enforcement;
-use tools::{Ctx, Outcome, Tool};
+use tools::Tool;
 
 /// Exit status of a success.
 pub const EXIT_SUCCESS: i32 = 0;
@@ -130,7 +134,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             let e = Error::Usage(format!(
                 "unknown tool '{}'; tools: {}",
                 error::shown(name.as_bytes()),
-                tools::NAMES.join(" ")
+                registry::NAMES.join(" ")
             ));
             return answer_now(early, "readbox", "", Some(e), EXIT_UNKNOWN);
         }
@@ -272,7 +276,7 @@ impl Env<'_> {
                         Some(Error::Usage(format!(
                             "call: unknown tool '{}'; tools: {}",
                             name.to_string_lossy(),
-                            tools::NAMES.join(" ")
+                            registry::NAMES.join(" ")
                         ))),
                         EXIT_UNKNOWN,
                     ),

@@ -14,8 +14,9 @@ use crate::dispatch::Meta;
 use crate::envelope::{Output, Stop, json_document};
 use crate::error::{Error, shown};
 use crate::policy::Policy;
+use crate::registry::Kind;
 use crate::sandbox::Enforcement;
-use crate::tools::{self, Kind, Tool};
+use crate::tools::{self, Tool};
 
 /// The version line: `readbox X.Y.Z`.
 pub fn version() -> String {
@@ -193,7 +194,7 @@ pub fn run(
                 None => Err(Error::Usage(format!(
                     "help: unknown tool '{}'; tools: {}",
                     shown(name.as_bytes()),
-                    tools::NAMES.join(" ")
+                    crate::registry::NAMES.join(" ")
                 ))
                 .into()),
             },

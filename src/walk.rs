@@ -21,19 +21,53 @@ use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
+use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::Error;
+use crate::registry::{Kind as ParamKind, Param};
 use crate::resolve::{Gate, Kind, Node};
-use crate::tools::Ctx;
 
 /// Version-control metadata that recursive walks skip.
 pub const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn"];
 
 /// The largest ignore file read; the rest of a larger one is left out.
 const MAX_IGNORE_FILE: u64 = 1 << 20;
+
+/// The MAX_DEPTH parameter of find and grep.
+pub const MAX_DEPTH: Param = Param {
+    name: "max_depth",
+    kind: ParamKind::Int { min: 0, max: 100 },
+    default: Some("20"),
+    help: "how deep to go: 1 = direct children, 0 = nothing (0 to 100)",
+};
+
+/// Compiles a name glob (find's PATTERN, grep's FILE_PATTERN) as globset does, with case.
+///
+/// # Errors
+/// `usage:` when the glob is out of bounds ([`crate::glob::check`]) or does not compile.
+pub fn name_glob(param: &str, pattern: &[u8]) -> Result<GlobSet, Error> {
+    let text = String::from_utf8_lossy(pattern);
+    let bad = |why: String| {
+        Error::Usage(format!(
+            "{param}: '{}' is not a valid glob: {why}",
+            crate::error::shown(pattern)
+        ))
+    };
+    crate::glob::check(&text).map_err(bad)?;
+    let glob = GlobBuilder::new(&text)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| bad(e.kind().to_string()))?;
+    // A set reports a glob too large to compile as an error, where a single matcher panics.
+    let mut set = GlobSetBuilder::new();
+    set.add(glob);
+    set.build().map_err(|_| bad("it is too large".into()))
+}
 
 /// An entry of a directory listing: its name and its type, as the directory read reports it
 /// (`d_type`, or `fstatat` without following links where the filesystem does not say).

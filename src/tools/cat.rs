@@ -2,8 +2,10 @@
 //! (docs/contract.md#tools). With the whole-line cut, `cat PATH K` continues a truncated cat
 //! exactly, and the truncation note gives that call.
 
-use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool};
+use super::Tool;
+use crate::call::Ctx;
 use crate::envelope::Stop;
+use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {

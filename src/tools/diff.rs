@@ -8,13 +8,15 @@
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
+use super::Tool;
 use super::grep::BINARY_PROBE;
-use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool};
+use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
 use crate::names::quoted;
 use crate::read::{BLOCK, Filter, for_each_block, read_at};
 use crate::redact::Shown;
+use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 
 /// Lines per file that diff compares at most.
 pub const MAX_LINES: usize = 2000;

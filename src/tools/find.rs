@@ -3,22 +3,14 @@
 //! Directories end with `/`; symlinks are listed, not followed, when FILE_TYPE is `all`. Paths
 //! are quoted as docs/contract.md#names says.
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-
-use super::{Args, Ctx, Effect, FileType, Flag, Kind, Outcome, Param, Tool};
+use super::Tool;
+use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
 use crate::names::quoted;
+use crate::registry::{Args, Effect, FileType, Flag, Kind, Outcome, Param};
 use crate::resolve::Kind as K;
-use crate::walk::{Entry, Ignores, Skipped, display_prefix, walk};
-
-/// The MAX_DEPTH parameter, shared with grep.
-pub const MAX_DEPTH: Param = Param {
-    name: "max_depth",
-    kind: Kind::Int { min: 0, max: 100 },
-    default: Some("20"),
-    help: "how deep to go: 1 = direct children, 0 = nothing (0 to 100)",
-};
+use crate::walk::{self, Entry, Ignores, Skipped, display_prefix, walk};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -43,7 +35,7 @@ pub const TOOL: Tool = Tool {
             default: Some("all"),
             help: "which entries: all, file or directory",
         },
-        MAX_DEPTH,
+        walk::MAX_DEPTH,
     ],
     example: ". '*.rs' file",
     flags: &[
@@ -84,33 +76,9 @@ pub const TOOL: Tool = Tool {
     run,
 };
 
-/// Compiles a name glob (find's PATTERN, grep's FILE_PATTERN) as globset does, with case.
-///
-/// # Errors
-/// `usage:` when the glob is out of bounds ([`crate::glob::check`]) or does not compile.
-pub fn name_glob(param: &str, pattern: &[u8]) -> Result<GlobSet, Error> {
-    let text = String::from_utf8_lossy(pattern);
-    let bad = |why: String| {
-        Error::Usage(format!(
-            "{param}: '{}' is not a valid glob: {why}",
-            shown(pattern)
-        ))
-    };
-    crate::glob::check(&text).map_err(bad)?;
-    let glob = GlobBuilder::new(&text)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .build()
-        .map_err(|e| bad(e.kind().to_string()))?;
-    // A set reports a glob too large to compile as an error, where a single matcher panics.
-    let mut set = GlobSetBuilder::new();
-    set.add(glob);
-    set.build().map_err(|_| bad("it is too large".into()))
-}
-
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let path = shown(args.bytes(0));
-    let glob = name_glob("PATTERN", args.bytes(1))?;
+    let glob = walk::name_glob("PATTERN", args.bytes(1))?;
     let file_type = args.file_type(2);
     let max_depth = args.int(3) as usize;
     let node = ctx.gate.resolve(args.bytes(0))?;

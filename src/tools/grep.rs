@@ -27,12 +27,14 @@ use std::sync::{Mutex, mpsc};
 use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
 
-use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool, find};
+use super::Tool;
+use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
 use crate::names::quoted;
 use crate::read::{Ahead, BLOCK, Batch, Filter, Lines, charge_lines};
 use crate::redact::{Shown, Tally};
+use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 use crate::resolve::{Kind as K, Node, Ticket};
 use crate::walk::{Entry, Ignores, Skipped, display_prefix, walk_for_contents};
 
@@ -75,7 +77,7 @@ pub const TOOL: Tool = Tool {
             default: Some("*"),
             help: "glob on the names of the files a directory search reads",
         },
-        find::MAX_DEPTH,
+        crate::walk::MAX_DEPTH,
     ],
     example: "TODO src true false '*.rs'",
     flags: &[
@@ -874,7 +876,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let pattern = args.bytes(0);
     let path = shown(args.bytes(1));
     let recursive = args.bool(2);
-    let file_glob = find::name_glob("FILE_PATTERN", args.bytes(4))?;
+    let file_glob = crate::walk::name_glob("FILE_PATTERN", args.bytes(4))?;
     let max_depth = if recursive { args.int(5) as usize } else { 1 };
     let matcher = Matcher::new(pattern, args.bool(3))?;
     let search = Search {

@@ -2,12 +2,14 @@
 //! (docs/contract.md#tools). Reading stops after the last line shown; only the lines looked at
 //! count against the read budget. cat shares the printing.
 
-use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool};
+use super::Tool;
+use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
 use crate::names::shell_word;
 use crate::read::{Ahead, BLOCK, Batch, Filter, Lines, charge_lines};
 use crate::redact::Shown;
+use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 
 /// The LINES parameter, shared with tail.
 pub const LINES: Param = Param {

@@ -5,10 +5,12 @@
 
 use std::os::unix::ffi::OsStrExt;
 
-use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool};
+use super::Tool;
+use crate::call::Ctx;
 use crate::envelope::{Format, Stop};
 use crate::error::shown;
 use crate::names::{quoted, shell_word};
+use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 use crate::resolve::Kind as K;
 
 /// The registry entry.

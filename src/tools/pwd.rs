@@ -2,9 +2,11 @@
 
 use std::os::unix::ffi::OsStrExt;
 
-use super::{Args, Ctx, Effect, Flag, Outcome, Tool};
+use super::Tool;
+use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::Error;
+use crate::registry::{Args, Effect, Flag, Outcome};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {

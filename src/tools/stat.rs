@@ -5,9 +5,11 @@
 
 use rustix::fs::Stat;
 
-use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool};
+use super::Tool;
+use crate::call::Ctx;
 use crate::envelope::{Stop, json_string};
 use crate::names::quoted;
+use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {

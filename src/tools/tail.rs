@@ -7,11 +7,13 @@
 //! to measure each line as it would be shown, then shows the lines that fit. The read budget is
 //! charged for the lines shown; the line that would cross it is not shown.
 
-use super::{Args, Ctx, Outcome, Param, Tool, head};
+use super::{Tool, head};
+use crate::call::Ctx;
 use crate::envelope::{LONG_LINE, Measure, Stop};
 use crate::error::{Error, shown};
 use crate::read::{BLOCK, Batch, Filter, Lines, read_at};
 use crate::redact::Shown;
+use crate::registry::{Args, Outcome, Param};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -20,7 +22,7 @@ pub const TOOL: Tool = Tool {
     params: &[
         Param {
             name: "path",
-            kind: super::Kind::Path,
+            kind: crate::registry::Kind::Path,
             default: None,
             help: "the file to read",
         },

@@ -5,11 +5,13 @@
 
 use std::io::Read;
 
-use super::{Args, Ctx, Effect, Flag, Kind, Outcome, Param, Tool};
+use super::Tool;
+use crate::call::Ctx;
 use crate::envelope::{Format, Stop};
 use crate::error::{Error, shown};
 use crate::names::quoted;
 use crate::read::BLOCK;
+use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {

@@ -20,7 +20,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
 
-use readbox::tools::{Kind, NAMES, Param, TOOLS};
+use readbox::registry::{Kind, NAMES, Param};
+use readbox::tools::TOOLS;
 
 use super::docs::{FLAGS, META, MetaArg, generated_in_tempdir, meta_signature};
 

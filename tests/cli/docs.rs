@@ -22,7 +22,8 @@ use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, italic, roman};
 use readbox::meta;
 use readbox::policy::{self, Inputs, Policy};
-use readbox::tools::{Kind, TOOLS, Tool};
+use readbox::registry::Kind;
+use readbox::tools::{TOOLS, Tool};
 
 use super::completions::{self, Offer};
 
@@ -343,7 +344,7 @@ fn offer_to_clap(a: Arg, offer: Offer) -> Arg {
         // other spellings once.
         Offer::Words(words) => a.value_parser(PossibleValuesParser::new(words.iter().copied())),
         Offer::Tools => a.value_parser(PossibleValuesParser::new(
-            readbox::tools::NAMES.iter().copied(),
+            readbox::registry::NAMES.iter().copied(),
         )),
     }
 }
@@ -986,7 +987,7 @@ fn main_page_says_what_readbox_help_says() {
         text.contains("default: .env .env.* .ssh .aws *.pem *.key)"),
         "{text}"
     );
-    assert!(text.contains(&format!("default: {})", readbox::tools::NAMES.join(" "))));
+    assert!(text.contains(&format!("default: {})", readbox::registry::NAMES.join(" "))));
 }
 
 #[test]

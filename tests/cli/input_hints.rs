@@ -271,7 +271,8 @@ fn offered(error: &str) -> Option<String> {
 /// runs as written in a shell whose PATH holds only readbox's links, and succeeds.
 #[test]
 fn every_hint_of_the_flag_table_runs_as_written() {
-    use readbox::tools::{Effect, TOOLS};
+    use readbox::registry::Effect;
+    use readbox::tools::TOOLS;
     let env = TestEnv::new();
     env.write("f.txt", "alpha\nbeta x\ngamma\n");
     env.write("g.txt", "alpha\nbeta\ngamma\n");

@@ -457,7 +457,7 @@ proptest! {
     /// Argument parsing never panics, whatever the words.
     #[test]
     fn argument_parsing_never_panics(
-        tool in proptest::sample::select(readbox::tools::NAMES.to_vec()),
+        tool in proptest::sample::select(readbox::registry::NAMES.to_vec()),
         words in proptest::collection::vec(".{0,12}", 0..8),
     ) {
         let t = readbox::tools::by_name(tool).unwrap();

@@ -1,0 +1,156 @@
+//! What describes a tool, below the tools themselves: the ten names, the kinds of positional
+//! parameters, the flags a tool refuses and what each becomes, the parsed arguments and a tool's
+//! outcome. The policy, the argument parser and the walker take these without importing the
+//! tools; the table of the ten tools, with the function each runs, is in [`crate::tools`].
+
+/// The names of the ten tools, in the registry's order.
+pub const NAMES: &[&str] = &[
+    "cat", "pwd", "ls", "find", "grep", "head", "tail", "wc", "stat", "diff",
+];
+
+/// How a finished tool answers when it did not fail: exit 0 or exit 1 (docs/contract.md#envelope).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Exit 0.
+    Success,
+    /// Exit 1: a negative answer that is not an error (grep found no line, diff found
+    /// differences), as POSIX grep and diff.
+    Negative,
+}
+
+/// The type of a positional parameter (docs/contract.md#arguments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A path, resolved by the gate.
+    Path,
+    /// A boolean word: `true false 1 0 yes no on off`, any case.
+    Bool,
+    /// A decimal integer in `min..=max`.
+    Int {
+        /// Smallest accepted value.
+        min: u64,
+        /// Largest accepted value.
+        max: u64,
+    },
+    /// `all`, `file`, `directory` (or `f`, `d`), any case.
+    FileType,
+    /// Free text (a literal search pattern or a glob).
+    Text,
+}
+
+/// One positional parameter.
+pub struct Param {
+    /// The parameter's name, as `readbox call` and `schema` use it (`path`, `lines`, …).
+    pub name: &'static str,
+    /// Its type.
+    pub kind: Kind,
+    /// The default, as it would be typed; `None` when the parameter is required.
+    pub default: Option<&'static str>,
+    /// One line for help, schema and man pages.
+    pub help: &'static str,
+}
+
+/// A flag of the classic tool, and what it becomes in readbox's positional form.
+pub struct Flag {
+    /// Its spellings (`-i`, `--ignore-case`). A one-letter short flag may be bundled (`-rni`).
+    pub names: &'static [&'static str],
+    /// What it means here.
+    pub effect: Effect,
+}
+
+/// The positional equivalent of a flag.
+#[derive(Debug, Clone, Copy)]
+pub enum Effect {
+    /// Sets parameter `param` to the word `value`.
+    Set(&'static str, &'static str),
+    /// Sets parameter `param` to the next word (or the text after `=`, or after a short flag).
+    Takes(&'static str),
+    /// What readbox always does (grep's `-n`, diff's `-u`).
+    Always,
+    /// Left out of the equivalent call, which still answers the question; the text says what
+    /// differs (ls's `-l`: names only).
+    Dropped(&'static str),
+    /// Like `Dropped`, for a flag that takes a value (`stat -c FORMAT`): the value goes too.
+    DroppedWithValue(&'static str),
+    /// Has no equivalent here; the text says why.
+    Never(&'static str),
+    /// Answered by another call, a template in which `{param}` stands for the caller's word for
+    /// that parameter (`cat -n f` -> `grep '' {path}` -> `grep '' f`).
+    Call(&'static str),
+}
+
+/// `find`'s FILE_TYPE (docs/contract.md#arguments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileType {
+    /// Every entry.
+    All,
+    /// Regular files only.
+    File,
+    /// Directories only.
+    Directory,
+}
+
+/// A parsed argument value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    /// Raw bytes of a path or text argument.
+    Bytes(Vec<u8>),
+    /// A boolean.
+    Bool(bool),
+    /// An integer within its range.
+    Int(u64),
+    /// A file type.
+    FileType(FileType),
+}
+
+/// The parsed arguments of one call, one value per parameter (defaults filled in).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Args {
+    values: Vec<Value>,
+    /// How many of the values the caller gave (the rest are defaults).
+    given: usize,
+}
+
+impl Args {
+    /// Arguments from values in parameter order, the first `given` of them from the caller.
+    pub fn new(values: Vec<Value>, given: usize) -> Args {
+        Args { values, given }
+    }
+
+    /// How many parameters the caller gave, in order (the others took their defaults).
+    pub fn given(&self) -> usize {
+        self.given
+    }
+
+    /// The bytes of the path or text parameter at `i`.
+    pub fn bytes(&self, i: usize) -> &[u8] {
+        match &self.values[i] {
+            Value::Bytes(b) => b,
+            other => unreachable!("parameter {i} is not text: {other:?}"),
+        }
+    }
+
+    /// The boolean parameter at `i`.
+    pub fn bool(&self, i: usize) -> bool {
+        match self.values[i] {
+            Value::Bool(b) => b,
+            ref other => unreachable!("parameter {i} is not a boolean: {other:?}"),
+        }
+    }
+
+    /// The integer parameter at `i`.
+    pub fn int(&self, i: usize) -> u64 {
+        match self.values[i] {
+            Value::Int(n) => n,
+            ref other => unreachable!("parameter {i} is not an integer: {other:?}"),
+        }
+    }
+
+    /// The file-type parameter at `i`.
+    pub fn file_type(&self, i: usize) -> FileType {
+        match self.values[i] {
+            Value::FileType(t) => t,
+            ref other => unreachable!("parameter {i} is not a file type: {other:?}"),
+        }
+    }
+}
