@@ -1,5 +1,5 @@
-//! Positional arguments (SPEC §2): the one parser of every tool's words, the refusal of flags
-//! with the equivalent positional call, and the named form of `readbox call`.
+//! Positional arguments (docs/contract.md#arguments): the one parser of every tool's words, the
+//! refusal of flags with the equivalent positional call, and the named form of `readbox call`.
 //!
 //! Invariant: a tool's `run` only ever sees [`Args`] that this module built and checked against
 //! the tool's parameters; nothing is read before that.
@@ -512,8 +512,8 @@ fn fields_of(text: &[u8]) -> std::result::Result<serde_json::Map<String, Json>, 
     }
 }
 
-/// Parses the named form of `readbox call TOOL JSON` (SPEC §2): one JSON object whose fields are
-/// the parameter names with JSON types; `null` means the default.
+/// Parses the named form of `readbox call TOOL JSON` (docs/contract.md#arguments): one JSON object
+/// whose fields are the parameter names with JSON types; `null` means the default.
 ///
 /// # Errors
 /// `usage:` for text that is not a JSON object, an unknown, repeated or mistyped field, a missing

@@ -1,14 +1,16 @@
-//! From the process's arguments to what to run (SPEC §1): a tool named by argv[0]'s file name
-//! (a link named `cat`), else by the first argument (`readbox cat`), or a meta command.
+//! From the process's arguments to what to run (docs/contract.md#invocation): a tool named by
+//! argv[0]'s file name (a link named `cat`), else by the first argument (`readbox cat`), or a meta
+//! command.
 //!
-//! Matching is by exact name only: `cat.exe`, `uu-cat` or `CAT` are not `cat` (THREATS.md 14).
+//! Matching is by exact name only: `cat.exe`, `uu-cat` or `CAT` are not `cat`
+//! (docs/security.md#strict-dispatch-and-arguments).
 
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
 use crate::tools::{self, Tool};
 
-/// The meta commands of the multicall form (SPEC §1, §8).
+/// The meta commands of the multicall form (docs/contract.md#invocation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Meta {
     /// `help [TOOL]`, `--help`, `-h`.

@@ -1,6 +1,6 @@
 //! The error type of every call: one variant per error class of the envelope.
 //!
-//! Guidelines, so that every tool answers alike (SPEC §3, §9):
+//! Guidelines, so that every tool answers alike (docs/contract.md#envelope, #decisions-on-details):
 //! - `Usage`: the words of the call are wrong; nothing was read.
 //! - `Config`: the policy (a config file or a `READBOX_*` variable) is wrong; nothing was read.
 //! - `Denied`: the path is outside the roots, excluded, or leads there through a symlink. The text
@@ -8,7 +8,7 @@
 //! - `NotFound`, `NotAFile`, `NotADirectory`: the object, inside the roots, is missing or of the
 //!   wrong type.
 //! - `Io`: the operating system refused (permission, a symlink loop, a read error).
-//! - `Limit`, `Timeout`: a budget of SPEC §5 ran out; the output so far is kept.
+//! - `Limit`, `Timeout`: a budget of docs/contract.md#limits ran out; the output so far is kept.
 //! - `Disabled`: the tool is not enabled by the policy.
 //!
 //! Every message names a path only as the caller wrote it (never a resolved target), and is a
@@ -16,7 +16,7 @@
 
 use std::fmt;
 
-/// An error of one call, rendered in the envelope as `class: message` (SPEC §3).
+/// An error of one call, rendered in the envelope as `class: message` (docs/contract.md#envelope).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
     /// `usage: …`: bad arguments, a refused flag, an unknown tool (exit 2, or 127 for the latter).

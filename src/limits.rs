@@ -2,9 +2,9 @@
 //! (docs/contract.md#limits). A `limit:` error names the setting that bounds it and its variable,
 //! so that the caller knows what an operator could raise.
 //!
-//! Budgets are charged for what a tool consumed, never for its buffer sizes (SPEC §9). The
-//! watchdog is the only thing that enforces the timeout: it answers for the call at the deadline
-//! even when the main thread is blocked in a read.
+//! Budgets are charged for what a tool consumed, never for its buffer sizes
+//! (docs/contract.md#decisions-on-details). The watchdog is the only thing that enforces the
+//! timeout: it answers for the call at the deadline even when the main thread is blocked in a read.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -76,7 +76,8 @@ impl Budget {
     }
 }
 
-/// The timeout (docs/contract.md#limits): `seconds` of wall time counted from `start` (process start).
+/// The timeout (docs/contract.md#limits): `seconds` of wall time counted from `start` (process
+/// start).
 #[derive(Debug, Clone, Copy)]
 pub struct Deadline {
     at: Instant,

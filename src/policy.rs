@@ -1,4 +1,4 @@
-//! The effective settings of one call and where each came from (SPEC §4).
+//! The effective settings of one call and where each came from (docs/contract.md#policy).
 //!
 //! Layers, each overriding the one before: built-in defaults, the system file
 //! `/etc/readbox/config.toml` (if it exists), the file named by `READBOX_CONFIG`, the `READBOX_*`
@@ -37,7 +37,7 @@ pub const SYSTEM_CONFIG: &str = "/etc/readbox/config.toml";
 /// other variables it has no config key, and an empty value is not "unset".
 pub const NARROW_ROOTS_VAR: &str = "READBOX_NARROW_ROOTS";
 
-/// The default exclude globs (SPEC §4).
+/// The default exclude globs (docs/contract.md#policy).
 pub const DEFAULT_EXCLUDES: &[&str] = &[".env", ".env.*", ".ssh", ".aws", "*.pem", "*.key"];
 
 /// The effective policy of one call.
@@ -382,7 +382,7 @@ impl Policy {
         }
         // A root beneath an excluded name (`~/.ssh`), or beneath an excluded path of a locked
         // root (`.git/config` for a root narrowed to `.git`), would serve what is excluded: it
-        // fails closed (THREATS.md point 5).
+        // fails closed (docs/security.md#excludes-on-every-component).
         let excludes = Excludes::new(&p.excludes).map_err(|(pat, why)| {
             let pat = crate::error::shown(pat.as_bytes());
             Error::Config(format!("exclude_patterns: '{pat}': {why}"))
@@ -396,7 +396,8 @@ impl Policy {
                     .unwrap_or_default();
                 Error::Config(format!("allowed_directories ({source}): a root {why}"))
             };
-            // The root's own name is not matched (SPEC §9); its ancestors' names are.
+            // The root's own name is not matched (docs/contract.md#decisions-on-details); its
+            // ancestors' names are.
             let ancestors = r.parent().map(Path::components).into_iter().flatten();
             if ancestors
                 .into_iter()

@@ -1,5 +1,5 @@
 //! The only way to reach an object on disk: confinement beneath the roots, the excludes, and
-//! the safe open (SPEC §6; THREATS.md design points 1–4).
+//! the safe open (docs/contract.md#confinement, docs/security.md#the-resolver).
 //!
 //! Invariant: every file descriptor a tool reads from comes from this module, and every one of
 //! them was reached from a root's directory handle one component at a time, with
@@ -59,7 +59,7 @@ const MAX_COMPONENTS: usize = 4096;
 pub const MAX_SYMLINK_HOPS: u32 = 40;
 
 /// The exclude globs of the policy, matched regardless of case on a component's name and on its
-/// root-relative path (SPEC §6; globset syntax, `*` and `?` do not cross `/`).
+/// root-relative path (docs/contract.md#confinement; globset syntax, `*` and `?` do not cross `/`).
 ///
 /// A pattern without `/` can only ever match a single component, so it is tried on names, where
 /// `*` may be compiled as freely crossing (there is no `/` to cross) and globset needs no regex
@@ -142,7 +142,7 @@ impl Excludes {
     }
 }
 
-/// The type of an object, from its mode (as `stat` names them in SPEC §7).
+/// The type of an object, from its mode (as `stat` names them in docs/contract.md#tools).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// A regular file.
@@ -220,8 +220,8 @@ struct Root {
     anchor: PathBuf,
 }
 
-/// How strictly the gate confines, beyond the roots and the excludes (SPEC §4–§6, THREATS.md
-/// points 9 and 10).
+/// How strictly the gate confines, beyond the roots and the excludes (docs/contract.md#policy,
+/// docs/security.md#hard-links and #mounts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
     /// Refuse regular files with more than one link (a hardlink can give a second name, inside
@@ -703,8 +703,8 @@ impl Gate {
             .max_by_key(|(i, _)| self.roots[*i].path.as_os_str().len())
     }
 
-    /// Opens a regular file for reading (SPEC §6: only regular files are read; a FIFO, socket or
-    /// device gets `not a file:` at once and is never opened).
+    /// Opens a regular file for reading (docs/contract.md#confinement: only regular files are read;
+    /// a FIFO, socket or device gets `not a file:` at once and is never opened).
     ///
     /// # Errors
     /// `not a file:`, `denied:` (a pseudo filesystem such as procfs, or the object was swapped
@@ -1002,7 +1002,8 @@ fn openat2_beneath(
 /// A name or path as the excludes see it: Unicode full case folding between canonical
 /// decompositions, recomposed (NFC), so that `ID.KEY`, `id.\u{212A}ey` (KELVIN SIGN) and
 /// `\u{17F}erver.pem` (LONG S) all meet `*.key` or `*.pem`; bytes that are not UTF-8 stay as they
-/// are, so an undecodable name never slips past a rule (THREATS.md point 5).
+/// are, so an undecodable name never slips past a rule
+/// (docs/security.md#excludes-on-every-component).
 fn case_fold(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     use caseless::Caseless;
     use unicode_normalization::UnicodeNormalization;
@@ -1127,7 +1128,7 @@ fn mount_id(fd: &OwnedFd) -> Option<u64> {
     (st.stx_mask & StatxFlags::MNT_ID.bits() != 0).then_some(st.stx_mnt_id)
 }
 
-/// Filesystems whose "files" are kernel interfaces, not content (THREATS.md point 3).
+/// Filesystems whose "files" are kernel interfaces, not content (docs/security.md#two-phase-open).
 fn on_pseudo_fs(fd: &OwnedFd) -> bool {
     const PSEUDO: &[i64] = &[
         0x9fa0,      // procfs

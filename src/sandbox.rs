@@ -1,5 +1,5 @@
-//! Landlock self-restriction (THREATS.md point 8): after the policy is loaded and the roots are
-//! open, and before any other thread starts, the process gives up every filesystem right but
+//! Landlock self-restriction (docs/security.md#landlock): after the policy is loaded and the roots
+//! are open, and before any other thread starts, the process gives up every filesystem right but
 //! reading files and listing directories beneath the roots, and every TCP right.
 //!
 //! This is a second wall behind the gate, not a replacement: excludes, `stat` and hardlinks are

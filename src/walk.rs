@@ -1,4 +1,4 @@
-//! The one directory walker of ls, find and grep (SPEC §6, §7).
+//! The one directory walker of ls, find and grep (docs/contract.md#confinement, #tools).
 //!
 //! Depth-first, siblings in byte order of their names, a directory's entries right after it. It
 //! never follows a symlink, never descends into an excluded directory, leaves out FIFOs, sockets

@@ -105,7 +105,7 @@ pub(super) fn var_of(key: &str) -> &'static str {
         .map_or("", |(_, v)| v)
 }
 
-/// Parses a boolean word: `true false 1 0 yes no on off`, any case (SPEC §2).
+/// Parses a boolean word: `true false 1 0 yes no on off`, any case (docs/contract.md#arguments).
 pub fn parse_bool(s: &str) -> Option<bool> {
     match s.to_ascii_lowercase().as_str() {
         "true" | "1" | "yes" | "on" => Some(true),
@@ -114,7 +114,7 @@ pub fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
-/// Parses a decimal integer of digits only (`[0-9]+`, SPEC §9).
+/// Parses a decimal integer of digits only (`[0-9]+`, docs/contract.md#decisions-on-details).
 pub fn parse_uint(s: &str) -> Option<u64> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;

@@ -1,4 +1,4 @@
-//! `pwd`: the working directory, with a newline (SPEC §7).
+//! `pwd`: the working directory, with a newline (docs/contract.md#tools).
 
 use std::os::unix::ffi::OsStrExt;
 

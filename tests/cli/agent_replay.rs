@@ -204,7 +204,7 @@ fn envelope(r: &Reply) -> Result<Envelope, String> {
             .as_bool()
             .ok_or("truncated is not a boolean")?,
     };
-    // Exit 0 or 1 exactly when there is no error (SPEC §3).
+    // Exit 0 or 1 exactly when there is no error (docs/contract.md#envelope).
     if e.error.is_none() != (r.status == 0 || r.status == 1) {
         return Err(format!("exit {} with error {:?}", r.status, e.error));
     }
@@ -673,8 +673,8 @@ fn script(root: &Path, home: &Path, links: &Path) -> Vec<(String, Want)> {
         ),
         (s("ls ../.."), Want::Denied(s("../.."))),
         (s("cd .."), Want::Raw(0, s(""))),
-        // Outside every root, readbox falls back to the first root (SPEC §4): the shell may
-        // wander, the reads may not.
+        // Outside every root, readbox falls back to the first root (docs/contract.md#policy): the
+        // shell may wander, the reads may not.
         (s("cd .. && ls"), out(ls_root)),
         (
             s("cat outside/secret.txt"),

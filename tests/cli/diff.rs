@@ -1,4 +1,6 @@
-//! `diff PATH_A PATH_B [CONTEXT_LINES=3]` through the real binary (SPEC §7 diff, §2, §3, §5, §6, §9).
+//! `diff PATH_A PATH_B [CONTEXT_LINES=3]` through the real binary
+//! (docs/contract.md#tools, with #arguments, #envelope, #limits, #confinement and
+//! #decisions-on-details).
 //!
 //! What is guarded here:
 //! - the unified format exactly as GNU `diff -u --label PATH_A --label PATH_B` writes it: headers
@@ -1036,8 +1038,8 @@ fn context_0_with_shifted_repeated_lines_is_a_diff_not_an_internal_error() {
 
 #[test]
 fn random_diffs_are_as_small_as_gnu_diff_minimal() {
-    // SPEC: "where several minimal diffs exist any may be printed": the diff must be minimal, so
-    // its removed and added line counts equal those of GNU `diff --minimal`.
+    // docs/contract.md#tools: any of several minimal diffs may be printed, but it must be minimal,
+    // so its removed and added line counts equal those of GNU `diff --minimal`.
     if !have_gnu_diff() {
         eprintln!("note: {GNU_DIFF} is not GNU diff; minimality comparison skipped");
         return;

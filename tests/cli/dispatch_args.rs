@@ -1,5 +1,5 @@
-//! Invocation and arguments (SPEC §1, §2 and the §9 decisions on them): how argv[0] or the first
-//! word picks the tool, the meta commands (`help`, `version`, `list`, `policy`, `schema`, `call`,
+//! Invocation and arguments (docs/contract.md#invocation, #arguments and the
+//! #decisions-on-details on them): how argv[0] or the first word picks the tool, the meta commands (`help`, `version`, `list`, `policy`, `schema`, `call`,
 //! `install`), the positional parser (counts, booleans, integers, ranges, FILE_TYPE, globs), the
 //! refusal of flags with the equivalent positional call, `--`, `-` alone as a path, standard input
 //! never read, the named form of `readbox call`, and the order in which the checks come.

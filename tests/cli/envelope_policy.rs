@@ -1,6 +1,6 @@
-//! The envelope (SPEC §3), the policy and its layers (§4), the limits (§5) and the audit log
-//! (§8), checked through the real binary: what a caller sees on stdout, stderr and in the exit
-//! status, and which settings win.
+//! The envelope, the policy and its layers, the limits and the audit log
+//! (docs/contract.md#envelope, #policy, #limits, #audit-log), checked through the real binary: what
+//! a caller sees on stdout, stderr and in the exit status, and which settings win.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -66,7 +66,7 @@ fn plain(cwd: &Path, vars: &[(&str, &str)], words: &[&str]) -> Output {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §3 The envelope
+// The envelope
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -233,7 +233,7 @@ fn exit_status_is_0_success_1_negative_2_error_127_unknown_tool() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §3 Text format
+// Text format
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -376,7 +376,7 @@ fn text_format_from_a_config_file_and_config_errors_on_stderr() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §5 Output cap
+// Output cap
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -484,7 +484,7 @@ fn meta_commands_obey_the_output_cap() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §5 Read budget
+// Read budget
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -591,7 +591,7 @@ fn grep_is_charged_for_the_lines_it_looked_at() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §5 Directory entries
+// Directory entries
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -628,7 +628,7 @@ fn max_entries_exactly_n_is_fine_and_one_more_is_a_limit() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §5 Timeout
+// Timeout
 // ---------------------------------------------------------------------------------------------
 
 fn sparse_tebibyte(env: &TestEnv) {
@@ -678,7 +678,7 @@ fn timeout_from_a_config_file_answers_in_text_format() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4 Defaults
+// Defaults
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -776,7 +776,7 @@ fn policy_reports_the_built_in_defaults() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4 Roots and the working directory
+// Roots and the working directory
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -952,7 +952,7 @@ fn roots_and_working_directory_are_canonicalised() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4 Enabled tools
+// Enabled tools
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -1001,7 +1001,7 @@ fn the_tools_variable_rejects_unknown_names() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4 Config files and layers
+// Config files and layers
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -1218,7 +1218,7 @@ fn environment_errors_name_the_variable() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4 The lock
+// The lock
 // ---------------------------------------------------------------------------------------------
 
 /// A sandbox whose READBOX_CONFIG is locked with `extra` settings.
@@ -1396,7 +1396,7 @@ fn under_a_lock_excludes_are_only_added_to() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §8 Audit log
+// Audit log
 // ---------------------------------------------------------------------------------------------
 
 fn audit_lines(path: &Path) -> Vec<Value> {

@@ -5,6 +5,7 @@ mod kernel;
 mod support;
 
 mod agent_replay;
+mod citations;
 mod completions;
 mod diff;
 mod dispatch_args;

@@ -1,5 +1,5 @@
-//! Confinement (SPEC §6) as the reading tools `cat`, `head`, `tail`, `wc` and `stat` see it, and
-//! what those tools and `pwd` print (SPEC §7).
+//! Confinement (docs/contract.md#confinement) as the reading tools `cat`, `head`, `tail`, `wc` and
+//! `stat` see it, and what those tools and `pwd` print (docs/contract.md#tools).
 //!
 //! The confinement tests attack from every side a caller or a planted tree can: `..`, absolute
 //! paths, prefix siblings of the root, symlinks (relative, absolute, chained, looping, dangling),
@@ -482,7 +482,8 @@ fn normalised_paths_that_stay_inside_are_read() {
 
 #[test]
 fn dotdot_applies_to_the_object_the_kernel_reaches() {
-    // SPEC §6: the object is found as the kernel finds it, not by folding the text.
+    // docs/contract.md#confinement: the object is found as the kernel finds it, not by folding the
+    // text.
     let env = fixture();
     env.write("x", "ROOT\n");
     env.mkdir("sub/deep");
@@ -503,7 +504,7 @@ fn dotdot_applies_to_the_object_the_kernel_reaches() {
 
 #[test]
 fn trailing_slash_on_a_file_is_not_a_directory() {
-    // SPEC §9: `file/x` and `file/` are `not a directory:`.
+    // docs/contract.md#decisions-on-details: `file/x` and `file/` are `not a directory:`.
     let env = fixture();
     env.symlink("fl", "a.txt");
     for p in ["a.txt/", "a.txt/.", "a.txt/x", "fl/", "sub/x/"] {
@@ -518,7 +519,7 @@ fn trailing_slash_on_a_file_is_not_a_directory() {
 #[test]
 fn a_link_whose_target_ends_in_a_slash_must_lead_to_a_directory() {
     // The kernel resolves `fl -> a.txt/` like the path `a.txt/`: ENOTDIR, so `cat fl` fails as
-    // coreutils' does (SPEC §6 "as the kernel finds it", §9 "`file/` is `not a directory:`").
+    // coreutils' does (docs/contract.md#confinement, #decisions-on-details).
     let env = fixture();
     env.mkdir("d");
     env.symlink("fl", "a.txt/");
@@ -680,7 +681,7 @@ fn dotdot_after_a_symlink_into_an_excluded_folder_is_denied() {
 #[test]
 fn passing_through_an_excluded_folder_tells_nothing_about_it() {
     // `.ssh/../a.txt` walks through .ssh; if its answer changed with .ssh's existence, it would be
-    // an existence oracle for an excluded object (SPEC §6: "whether or not the object exists").
+    // an existence oracle for an excluded object (docs/contract.md#confinement).
     let with = fixture();
     with.symlink("via", ".ssh/../a.txt");
     let without = TestEnv::new();
@@ -733,7 +734,8 @@ fn links_to_ancestors_resolve_normally() {
 
 #[test]
 fn symlink_chains_of_forty_hops_resolve_and_longer_ones_fail_with_io() {
-    // SPEC §9: a loop is "over 40 hops", as Linux's limit: 40 links are followed, 41 are not.
+    // docs/contract.md#decisions-on-details: a loop is "over 40 hops", as Linux's limit: 40 links
+    // are followed, 41 are not.
     let env = fixture();
     for i in 1..=41 {
         let next = if i == 41 {
@@ -922,8 +924,9 @@ fn default_excludes_ignore_ascii_case() {
 #[test]
 fn default_excludes_ignore_unicode_case_variants() {
     // KELVIN SIGN (U+212A) is an uppercase K and LONG S (U+017F) a lowercase s under Unicode case
-    // folding: on a case-folding filesystem `id.\u{212A}ey` can be the very file `id.key`. SPEC §6:
-    // patterns match "regardless of case", since a secret does not become public by being renamed.
+    // folding: on a case-folding filesystem `id.\u{212A}ey` can be the very file `id.key`. Patterns match
+    // whatever the case (docs/contract.md#confinement): a secret does not become public by a
+    // rename.
     let env = fixture();
     let planted = ["id.\u{212A}ey", ".\u{17F}sh/id_rsa", "\u{17F}erver.pem"];
     for p in planted {
@@ -1091,8 +1094,8 @@ fn custom_excludes_ignore_case_too() {
 
 #[test]
 fn excludes_never_match_the_roots_own_name() {
-    // SPEC §9: the root is named `root` here; excluding `root` must not deny the root itself, but
-    // does deny an entry named `root` below it.
+    // docs/contract.md#decisions-on-details: the root is named `root` here; excluding `root` must
+    // not deny the root itself, but does deny an entry named `root` below it.
     let mut env = TestEnv::new();
     env.write("a.txt", "top\n");
     env.secret("root/inner.txt");
@@ -1522,7 +1525,8 @@ fn wc_prints_one_json_line_of_lines_words_bytes() {
     }
 }
 
-/// Unicode's White_Space property (PropList.txt), the word separators of SPEC §7 wc.
+/// Unicode's White_Space property (PropList.txt), the word separators of docs/contract.md#tools,
+/// wc.
 const WHITE_SPACE: [char; 25] = [
     '\u{9}', '\u{a}', '\u{b}', '\u{c}', '\u{d}', ' ', '\u{85}', '\u{a0}', '\u{1680}', '\u{2000}',
     '\u{2001}', '\u{2002}', '\u{2003}', '\u{2004}', '\u{2005}', '\u{2006}', '\u{2007}', '\u{2008}',
@@ -1897,7 +1901,7 @@ fn pwd_in_a_subfolder_of_the_root() {
 
 #[test]
 fn pwd_prints_the_canonical_directory_when_entered_through_a_link() {
-    // The working directory is canonicalised once at start (SPEC §4).
+    // The working directory is canonicalised once at start (docs/contract.md#policy).
     let mut env = TestEnv::new();
     env.mkdir("real");
     env.symlink("alias", "real");
@@ -1909,8 +1913,8 @@ fn pwd_prints_the_canonical_directory_when_entered_through_a_link() {
 
 #[test]
 fn pwd_outside_every_root_prints_the_first_root() {
-    // SPEC §4: with no working directory set and the current one outside the roots, the working
-    // directory is the first root; it never reports the outside directory.
+    // docs/contract.md#policy: with no working directory set and the current one outside the roots,
+    // the working directory is the first root; it never reports the outside directory.
     let mut env = TestEnv::new();
     let first = env.mkdir("first").display().to_string();
     let second = env.mkdir("second").display().to_string();

@@ -1,4 +1,5 @@
-//! ls, find and grep: the walks of SPEC §6 and the tools of §7 (with the §9 decisions on them).
+//! ls, find and grep: their walks and what they print (docs/contract.md#confinement, #tools,
+//! #ignore-files and the #decisions-on-details on them).
 //!
 //! What these tests pin down: printed paths are the caller's PATH joined with the entry below it;
 //! walks are depth-first with siblings in byte order of their names; directories end with `/`
@@ -531,7 +532,8 @@ fn recursive_find_and_grep_skip_git_hg_and_svn_folders() {
     // A file named explicitly is searched.
     env.both("grep", &["hit", ".git/HEAD"])
         .ok(".git/HEAD:1:hit\n");
-    // SPEC §9: respect_ignore_files = false also stops skipping .git, .hg and .svn.
+    // docs/contract.md#decisions-on-details: respect_ignore_files = false also stops skipping .git,
+    // .hg and .svn.
     env.var("READBOX_RESPECT_IGNORE_FILES", "false");
     env.both("find", &[".", "*", "file"])
         .ok(".git/HEAD\n.github/w.yml\n.hg/store\n.svn/entries\na.txt\nsub/.git/config\n");
@@ -911,7 +913,8 @@ fn find_on_a_file_is_not_a_directory() {
     env.both("find", &["a.txt/"])
         .fails("not a directory", "a.txt/");
     env.both("find", &["nope"]).fails("not found", "nope");
-    // SPEC §9: PATH given as "" is `not found:`, for find and grep alike.
+    // docs/contract.md#decisions-on-details: PATH given as "" is `not found:`, for find and grep
+    // alike.
     env.both("find", &[""]).fails("not found", "");
     env.both("grep", &["x", ""]).fails("not found", "");
 }
@@ -1086,7 +1089,7 @@ fn grep_file_pattern_filters_walked_files_but_not_a_named_file() {
     gp("s").no_match();
     env.both("grep", &["hit", ".", "false", "false", "*.rs"])
         .ok(".e.rs:1:hit\na.rs:1:hit\n");
-    // SPEC §9: FILE_PATTERN never filters a file named as PATH.
+    // docs/contract.md#decisions-on-details: FILE_PATTERN never filters a file named as PATH.
     env.both("grep", &["hit", "b.txt", "true", "false", "*.rs"])
         .ok("b.txt:1:hit\n");
 }
