@@ -18,6 +18,16 @@ use crate::redact::{LongLine, Redactor, Shown, Tally};
 /// Bytes asked of the kernel per read.
 pub const BLOCK: usize = 64 * 1024;
 
+/// Bytes at the start of a file that decide whether it is binary, for grep and diff alike
+/// (docs/contract.md#tools; ripgrep and GNU diff look at the start of a file too).
+pub const BINARY_PROBE: usize = 8 * 1024;
+
+/// Whether `head`, the first [`BINARY_PROBE`] bytes of a file (or all of a shorter one), marks
+/// the file as binary: it holds a NUL byte, as ripgrep and GNU grep decide.
+pub fn is_binary(head: &[u8]) -> bool {
+    memchr::memchr(0, head).is_some()
+}
+
 /// A batch handed out by [`Lines::next_batch`].
 #[derive(Debug, PartialEq, Eq)]
 pub enum Batch<'a> {

@@ -41,15 +41,18 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use rustix::fs::{FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 use crate::error::{Error, Result, shown};
 
 mod bracket;
+mod excludes;
+mod stdin;
 
 pub use bracket::Ticket;
+pub use excludes::Excludes;
+pub use stdin::Stdin;
 
 /// Components left in a path that cannot be walked further, beyond which the rest is not
 /// examined (a path the kernel accepts holds at most 4096 bytes, so at most 2048 components).
@@ -57,90 +60,6 @@ const MAX_COMPONENTS: usize = 4096;
 
 /// Symlinks expanded in one resolution before it fails with `io:` (as Linux's `ELOOP` limit).
 pub const MAX_SYMLINK_HOPS: u32 = 40;
-
-/// The exclude globs of the policy, matched regardless of case on a component's name and on its
-/// root-relative path (docs/contract.md#confinement; globset syntax, `*` and `?` do not cross `/`).
-///
-/// A pattern without `/` can only ever match a single component, so it is tried on names, where
-/// `*` may be compiled as freely crossing (there is no `/` to cross) and globset needs no regex
-/// for the usual `.env`, `.env.*` or `*.pem`; a pattern with `/` is tried on the root-relative
-/// path, with `*` and `?` stopping at `/`.
-#[derive(Debug, Clone)]
-pub struct Excludes {
-    names: GlobSet,
-    paths: GlobSet,
-}
-
-impl Excludes {
-    /// Compiles `patterns`.
-    ///
-    /// # Errors
-    /// The first pattern that is out of bounds ([`crate::glob::check`]) or does not compile,
-    /// with the reason.
-    pub fn new(patterns: &[String]) -> std::result::Result<Excludes, (String, String)> {
-        let (mut names, mut paths) = (GlobSetBuilder::new(), GlobSetBuilder::new());
-        for p in patterns {
-            crate::glob::check(p).map_err(|why| (p.clone(), why))?;
-            // Patterns and names are case-folded before they meet, so the globs themselves stay
-            // case-sensitive.
-            let folded = String::from_utf8_lossy(&case_fold(p.as_bytes())).into_owned();
-            let on_path = folded.contains('/');
-            let glob = GlobBuilder::new(&folded)
-                .literal_separator(on_path)
-                .backslash_escape(true)
-                .build()
-                .map_err(|e| (p.clone(), e.kind().to_string()))?;
-            if on_path {
-                paths.add(glob)
-            } else {
-                names.add(glob)
-            };
-        }
-        let build = |b: GlobSetBuilder| b.build().map_err(|e| (String::new(), e.to_string()));
-        Ok(Excludes {
-            names: build(names)?,
-            paths: build(paths)?,
-        })
-    }
-
-    fn is_empty(&self) -> bool {
-        self.names.is_empty() && self.paths.is_empty()
-    }
-
-    /// Whether the entry `name`, at root-relative path `rel` (which ends with `name`), is
-    /// excluded by itself. Callers test every ancestor below the root too.
-    pub fn matches(&self, name: &OsStr, rel: &Path) -> bool {
-        let matched = |set: &GlobSet, p: &[u8]| {
-            !set.is_empty() && set.is_match(Path::new(OsStr::from_bytes(&case_fold(p))))
-        };
-        matched(&self.names, name.as_bytes()) || matched(&self.paths, rel.as_os_str().as_bytes())
-    }
-
-    /// Whether a name-only pattern (one without `/`) excludes `name`.
-    pub fn matches_name(&self, name: &OsStr) -> bool {
-        !self.names.is_empty()
-            && self
-                .names
-                .is_match(Path::new(OsStr::from_bytes(&case_fold(name.as_bytes()))))
-    }
-
-    /// Whether any component of the root-relative path `rel`, with its ancestors, is excluded.
-    pub fn matches_any_prefix(&self, rel: &Path) -> bool {
-        if self.is_empty() {
-            return false;
-        }
-        let mut prefix = PathBuf::new();
-        for c in rel.components() {
-            prefix.push(c);
-            if let Component::Normal(name) = c
-                && self.matches(name, &prefix)
-            {
-                return true;
-            }
-        }
-        false
-    }
-}
 
 /// The type of an object, from its mode (as `stat` names them in docs/contract.md#tools).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -839,80 +758,6 @@ impl Gate {
     }
 }
 
-/// Standard input as a tool may read it (docs/contract.md#standard-input).
-#[derive(Debug)]
-pub enum Stdin {
-    /// A pipe or a socket, read as it is.
-    Stream(File),
-    /// A regular file beneath a root and not excluded, re-opened through the gate (the same
-    /// object as standard input), to be read from `offset`, where standard input stands.
-    File {
-        /// The checked object.
-        node: Box<Node>,
-        /// A handle opened through the gate.
-        file: File,
-        /// The offset standard input had reached.
-        offset: u64,
-    },
-}
-
-impl Gate {
-    /// Standard input, for a PATH of `-` (docs/contract.md#standard-input): a pipe or a socket is
-    /// read as it is; a regular file must be an object beneath a root that is not excluded,
-    /// found by its identity (the name the kernel knows it by, resolved through this gate to the
-    /// same device and inode); anything else is refused before a byte is read.
-    ///
-    /// # Errors
-    /// `usage:` for a terminal (nothing waits for typing), `denied: -` for a regular file that
-    /// is outside the roots, excluded, or cannot be found again, `not a file: -` for a device or
-    /// a directory, `io:` when standard input cannot be examined.
-    pub fn stdin(&self, tool: &str) -> Result<Stdin> {
-        let fd = rustix::stdio::stdin();
-        let st = rustix::fs::fstat(fd).map_err(|e| Error::io("-", &errno_io(e)))?;
-        match Kind::of(&st) {
-            Kind::CharDevice if rustix::termios::isatty(fd) => Err(Error::Usage(format!(
-                "standard input is a terminal: {tool} - reads text piped into it; give a PATH \
-                 otherwise"
-            ))),
-            Kind::Fifo | Kind::Socket => {
-                let own = rustix::io::fcntl_dupfd_cloexec(fd, 3)
-                    .map_err(|e| Error::io("-", &errno_io(e)))?;
-                Ok(Stdin::Stream(File::from(own)))
-            }
-            Kind::File => {
-                let denied = || Error::Denied("-".into());
-                // The name the kernel knows the file by; only a name that resolves beneath a root,
-                // unexcluded, to this very object lets it be read.
-                let name =
-                    rustix::fs::readlink(c"/proc/self/fd/0", Vec::new()).map_err(|_| denied())?;
-                let node = self.resolve(name.as_bytes()).map_err(|_| denied())?;
-                if node.stat.st_dev != st.st_dev || node.stat.st_ino != st.st_ino {
-                    return Err(denied());
-                }
-                let file = self.open_read(&node, "-").map_err(|e| match e {
-                    Error::Io(_) => e,
-                    _ => denied(),
-                })?;
-                let offset = rustix::fs::seek(fd, rustix::fs::SeekFrom::Current(0)).unwrap_or(0);
-                Ok(Stdin::File {
-                    node: Box::new(node),
-                    file,
-                    offset,
-                })
-            }
-            _ => Err(Error::NotAFile("-".into())),
-        }
-    }
-
-    /// Whether standard input holds something a tool could read instead of a tree: a pipe, a
-    /// socket or a regular file (grep with PATH left out refuses then, so that `ls | grep x`
-    /// never searches the tree silently).
-    pub fn stdin_has_input(&self) -> bool {
-        rustix::fs::fstat(rustix::stdio::stdin())
-            .is_ok_and(|st| matches!(Kind::of(&st), Kind::Fifo | Kind::Socket | Kind::File))
-    }
-}
-
 /// The denial of a path that crosses a mount point with `cross_mounts` off: it names the mount
 /// point as the caller would reach it, the caller's argument up to `origin` (see [`Part`]),
 /// its slashes folded (docs/contract.md#confinement). A mount point met before the argument's
@@ -997,36 +842,6 @@ fn openat2_beneath(
             }
         }
     }
-}
-
-/// A name or path as the excludes see it: Unicode full case folding between canonical
-/// decompositions, recomposed (NFC), so that `ID.KEY`, `id.\u{212A}ey` (KELVIN SIGN) and
-/// `\u{17F}erver.pem` (LONG S) all meet `*.key` or `*.pem`; bytes that are not UTF-8 stay as they
-/// are, so an undecodable name never slips past a rule
-/// (docs/security.md#excludes-on-every-component).
-fn case_fold(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
-    use caseless::Caseless;
-    use unicode_normalization::UnicodeNormalization;
-    if bytes.is_ascii() {
-        return if bytes.iter().any(u8::is_ascii_uppercase) {
-            bytes.to_ascii_lowercase().into()
-        } else {
-            bytes.into()
-        };
-    }
-    let mut out = Vec::with_capacity(bytes.len());
-    for chunk in bytes.utf8_chunks() {
-        let folded: String = chunk
-            .valid()
-            .chars()
-            .nfd()
-            .default_case_fold()
-            .nfc()
-            .collect();
-        out.extend_from_slice(folded.as_bytes());
-        out.extend_from_slice(chunk.invalid());
-    }
-    out.into()
 }
 
 /// Folds `.`, `..` and repeated slashes of an absolute path lexically (`..` at `/` stays at `/`).

@@ -9,12 +9,11 @@
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
 use super::Tool;
-use super::grep::BINARY_PROBE;
 use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
 use crate::names::quoted;
-use crate::read::{BLOCK, Filter, for_each_block, read_at};
+use crate::read::{BINARY_PROBE, BLOCK, Filter, for_each_block, is_binary, read_at};
 use crate::redact::Shown;
 use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 
@@ -149,7 +148,7 @@ impl Side {
             }
             Content::Bytes(data) => data[..data.len().min(BINARY_PROBE)].to_vec(),
         };
-        Ok(memchr::memchr(0, &head).is_some())
+        Ok(is_binary(&head))
     }
 }
 

@@ -32,15 +32,11 @@ use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
 use crate::names::quoted;
-use crate::read::{Ahead, BLOCK, Batch, Filter, Lines, charge_lines};
+use crate::read::{Ahead, BINARY_PROBE, BLOCK, Batch, Filter, Lines, charge_lines, is_binary};
 use crate::redact::{Shown, Tally};
 use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 use crate::resolve::{Kind as K, Node, Ticket};
 use crate::walk::{Entry, Ignores, Skipped, display_prefix, walk_for_contents};
-
-/// Bytes at the start of a file that decide whether it is binary (docs/contract.md#tools, as
-/// ripgrep).
-pub const BINARY_PROBE: usize = 8 * 1024;
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -728,7 +724,7 @@ fn decimal(out: &mut Vec<u8>, mut n: u64) {
 /// how many bytes were looked at too.
 fn probe_binary(lines: &mut Lines) -> Result<(bool, usize), Error> {
     let head = lines.head(BINARY_PROBE)?;
-    Ok((memchr::memchr(0, head).is_some(), head.len()))
+    Ok((is_binary(head), head.len()))
 }
 
 /// A file of a directory search, found by the walk.
