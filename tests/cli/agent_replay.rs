@@ -388,7 +388,7 @@ fn project(env: &TestEnv) -> PathBuf {
 fn links(env: &TestEnv) -> PathBuf {
     let dir = env.base().join("links");
     std::fs::create_dir(&dir).unwrap();
-    let bin = Path::new(env!("CARGO_BIN_EXE_readbox"));
+    let bin = crate::support::binary();
     let out = Command::new(bin)
         .arg("install")
         .arg(&dir)

@@ -17,7 +17,7 @@
 //! the tests both take it from [`slots`], never from a list of their own.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command as Process, Stdio};
 
 use readbox::registry::{Kind, NAMES, Param};
@@ -928,7 +928,7 @@ fn fish_offers(fx: &Fixture, opt_in: bool, lines: &[&str]) -> Vec<Vec<String>> {
     let bin = fx.dir.path().join("bin");
     if !bin.exists() {
         std::fs::create_dir_all(&bin).expect("mkdir");
-        let exe = Path::new(env!("CARGO_BIN_EXE_readbox"));
+        let exe = crate::support::binary();
         for name in std::iter::once("readbox").chain(NAMES.iter().copied()) {
             std::os::unix::fs::symlink(exe, bin.join(name)).expect("symlink");
         }

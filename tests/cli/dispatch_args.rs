@@ -23,7 +23,7 @@ fn unknown_tool(name: &str) -> String {
 }
 
 fn binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_readbox"))
+    crate::support::binary().to_path_buf()
 }
 
 /// True when `text` holds `word` as a whole word: the flag itself, not a longer flag that merely

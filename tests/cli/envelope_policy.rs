@@ -53,7 +53,7 @@ fn config_error(a: &Answer, needles: &[&str]) {
 /// Runs the binary without the harness, for calls whose format comes from a config file (the
 /// harness only knows the text format when `READBOX_FORMAT=text` is set).
 fn plain(cwd: &Path, vars: &[(&str, &str)], words: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_readbox"))
+    Command::new(crate::support::binary())
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .env("LANG", "C.UTF-8")

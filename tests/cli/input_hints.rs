@@ -22,7 +22,7 @@ enum Input<'a> {
 
 /// The decoded envelope of `readbox WORDS` run in `env` with `input` on its standard input.
 fn with_stdin(env: &TestEnv, words: &[&str], input: Input<'_>) -> (i32, Value) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_readbox"));
+    let mut c = Command::new(crate::support::binary());
     c.args(words)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
@@ -96,51 +96,20 @@ fn dash_reads_a_pipe_within_the_limits() {
             "{\"lines\": 3, \"words\": 4, \"bytes\": 20}\n",
         ),
     ] {
-        let (status, v) = with_stdin(&env, words, Input::Pipe(TEXT));
-        assert_eq!((status, output(&v)), (0, want), "{words:?}: {v}");
+        env.piped(words, TEXT).ok(want);
     }
     // One side of diff.
     env.write("b.txt", "one\n2\nthree\n");
-    let (status, v) = with_stdin(&env, &["diff", "-", "b.txt", "0"], Input::Pipe(TEXT));
-    assert_eq!(
-        (status, output(&v)),
-        (1, "--- -\n+++ b.txt\n@@ -2 +2 @@\n-two words\n+2\n")
-    );
-    let (_, v) = with_stdin(&env, &["diff", "-", "-"], Input::Pipe(TEXT));
-    assert!(error(&v).starts_with("usage: "), "{v}");
+    env.piped(&["diff", "-", "b.txt", "0"], TEXT)
+        .ok_status("--- -\n+++ b.txt\n@@ -2 +2 @@\n-two words\n+2\n", 1);
+    env.piped(&["diff", "-", "-"], TEXT).fails("usage", "");
     // The read budget and the cap hold for standard input too.
     let data = b"aaaa\n".repeat(20);
     let mut capped = TestEnv::new();
     capped.var("READBOX_MAX_READ_BYTES", "12");
-    let (_, v) = with_stdin_env(&capped, &["cat", "-"], &data);
-    assert_eq!(
-        (output(&v), error(&v).starts_with("limit: ")),
-        ("aaaa\naaaa\n", true)
-    );
-}
-
-/// `with_stdin` for an environment with variables (the harness's runner keeps stdin null).
-fn with_stdin_env(env: &TestEnv, words: &[&str], data: &[u8]) -> (i32, Value) {
-    let mut c = Command::new("/usr/bin/env");
-    for (k, v) in env.vars() {
-        c.arg(format!("{k}={v}"));
-    }
-    c.arg(env!("CARGO_BIN_EXE_readbox"))
-        .args(words)
-        .current_dir(env.root())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    match child.stdin.take().unwrap().write_all(data) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        other => other.unwrap(),
-    }
-    let out = child.wait_with_output().unwrap();
-    let line = String::from_utf8(out.stdout).unwrap();
-    (
-        out.status.code().unwrap(),
-        serde_json::from_str(line.trim_end()).unwrap(),
-    )
+    let a = capped.piped(&["cat", "-"], &data);
+    a.fails("limit", "READBOX_MAX_READ_BYTES");
+    assert_eq!(a.output, "aaaa\naaaa\n");
 }
 
 #[test]
@@ -148,10 +117,9 @@ fn tail_of_a_pipe_keeps_the_end() {
     let mut env = TestEnv::new();
     env.var("READBOX_MAX_OUTPUT_BYTES", "30");
     let lines: String = (1..=100).map(|i| format!("line {i:03}\n")).collect();
-    let (status, v) = with_stdin_env(&env, &["tail", "-", "50"], lines.as_bytes());
-    assert_eq!(status, 0);
-    assert_eq!(output(&v), "line 098\nline 099\nline 100\n");
-    assert_eq!(v["truncated"], true);
+    let a = env.piped(&["tail", "-", "50"], lines.as_bytes());
+    a.ok("line 098\nline 099\nline 100\n");
+    assert!(a.truncated);
 }
 
 #[test]
@@ -280,7 +248,7 @@ fn every_hint_of_the_flag_table_runs_as_written() {
     let links = env.base().join("links");
     std::fs::create_dir(&links).unwrap();
     for t in TOOLS {
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_readbox"), links.join(t.name)).unwrap();
+        std::os::unix::fs::symlink(crate::support::binary(), links.join(t.name)).unwrap();
     }
     let value_of = |param: &str| match param {
         "lines" | "max_depth" | "context_lines" => "2",

@@ -856,7 +856,7 @@ fn the_official_python_sdk_drives_the_server() {
     }
     let mut child = std::process::Command::new(&python)
         .arg(manifest.join("tests/mcp-sdk/client.py"))
-        .arg(env!("CARGO_BIN_EXE_readbox"))
+        .arg(crate::support::binary())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,13 +1,32 @@
 //! The test environment: a fresh sandbox per test and a runner that calls the real binary, both
 //! as `readbox TOOL` and through a symlink named TOOL, and checks the envelope's invariants on
 //! every call.
+//!
+//! The binary is the one cargo built for these tests (assert_cmd's `cargo_bin!`), and every
+//! answer goes through assert_cmd's output assertions, so a failing check prints the call with
+//! its stdout, stderr and exit status. A call that feeds standard input runs through assert_cmd's
+//! `Command` (`write_stdin`, with a timeout); the others run through std's `Command` with standard
+//! input from `/dev/null`: assert_cmd's `Command` always gives the child a pipe, and a pipe on
+//! standard input is itself an input readbox answers (`grep PATTERN` with PATH left out refuses
+//! it, `cat -` reads it), so it would not be the call the test means.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
+use std::time::Duration;
 
+use assert_cmd::assert::{Assert, OutputAssertExt};
+use predicates::prelude::*;
 use serde_json::Value;
+
+/// How long a call that feeds standard input may run before the harness kills it.
+const PIPED_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The readbox binary cargo built for the integration tests.
+pub fn binary() -> &'static Path {
+    assert_cmd::cargo::cargo_bin!("readbox")
+}
 
 /// The canary planted outside the root; it must never appear in any answer.
 pub const OUTSIDE_CANARY: &str = "CANARY-OUTSIDE-7f3a";
@@ -28,6 +47,8 @@ pub type ChildSetup = std::sync::Arc<dyn Fn() -> std::io::Result<()> + Send + Sy
 /// One finished call.
 #[derive(Debug, Clone)]
 pub struct Answer {
+    /// What the process left, for assert_cmd's assertions.
+    raw: Output,
     pub status: i32,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
@@ -97,11 +118,6 @@ impl TestEnv {
         self
     }
 
-    /// The variables set for every call.
-    pub fn vars(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))
-    }
-
     /// Runs later calls in `rel` (beneath root/, or absolute).
     pub fn cd(&mut self, rel: &str) -> &mut Self {
         self.cwd = self.p(rel);
@@ -156,15 +172,11 @@ impl TestEnv {
         text
     }
 
-    fn binary() -> PathBuf {
-        PathBuf::from(env!("CARGO_BIN_EXE_readbox"))
-    }
-
     /// A symlink named `name` in bin/ that points at the binary.
     pub fn tool_link(&self, name: &str) -> PathBuf {
         let link = self.base().join("bin").join(name);
         if std::fs::symlink_metadata(&link).is_err() {
-            std::os::unix::fs::symlink(Self::binary(), &link).unwrap();
+            std::os::unix::fs::symlink(binary(), &link).unwrap();
         }
         link
     }
@@ -190,12 +202,12 @@ impl TestEnv {
     /// The binary as every call starts it (clean environment, the variables, the working
     /// directory, standard input from /dev/null), for callers that run it themselves.
     pub fn readbox_command(&self) -> Command {
-        self.command(&Self::binary())
+        self.command(binary())
     }
 
     /// `readbox WORDS...` (meta commands and multicall form).
     pub fn readbox<S: AsRef<OsStr>>(&self, words: &[S]) -> Answer {
-        let mut c = self.command(&Self::binary());
+        let mut c = self.command(binary());
         c.args(words);
         self.finish(c, words)
     }
@@ -229,7 +241,7 @@ impl TestEnv {
         let rss = self.base().join("rss.txt");
         let mut c = self.command(Path::new("python3"));
         c.args(["-I", "-S", "-c", LAUNCHER]);
-        c.arg(&rss).arg(Self::binary()).arg(tool).args(args);
+        c.arg(&rss).arg(binary()).arg(tool).args(args);
         let mut words: Vec<&OsStr> = vec![OsStr::new(tool)];
         words.extend(args.iter().map(AsRef::as_ref));
         let answer = self.finish(c, &words);
@@ -254,15 +266,32 @@ impl TestEnv {
         a
     }
 
+    /// `readbox WORDS...` with `data` on its standard input, a pipe closed after `data`.
+    pub fn piped<S: AsRef<OsStr>>(&self, words: &[S], data: &[u8]) -> Answer {
+        let mut c = self.readbox_command();
+        c.args(words);
+        let out = assert_cmd::Command::from_std(c)
+            .write_stdin(data)
+            .timeout(PIPED_TIMEOUT)
+            .output()
+            .expect("run readbox");
+        self.answer(out, words)
+    }
+
     fn finish<S: AsRef<OsStr>>(&self, mut c: Command, words: &[S]) -> Answer {
+        let out = c.output().expect("run readbox");
+        self.answer(out, words)
+    }
+
+    fn answer<S: AsRef<OsStr>>(&self, out: Output, words: &[S]) -> Answer {
         let shown = words
             .iter()
             .map(|w| String::from_utf8_lossy(w.as_ref().as_bytes()).into_owned())
             .collect::<Vec<_>>()
             .join(" ");
-        let out = c.output().expect("run readbox");
         let status = out.status.code().expect("readbox exited by a signal");
         let mut a = Answer {
+            raw: out.clone(),
             status,
             stdout: out.stdout,
             stderr: out.stderr,
@@ -277,37 +306,38 @@ impl TestEnv {
     }
 }
 
+/// Output (any bytes, not only UTF-8) that holds none of `needles`.
+fn lacks(needles: &'static [&'static str]) -> impl Predicate<[u8]> {
+    predicate::function(move |out: &[u8]| {
+        let out = String::from_utf8_lossy(out);
+        !needles.iter().any(|n| out.contains(n))
+    })
+    .fn_name("lacks")
+}
+
 impl Answer {
     fn text_mode(&self) -> bool {
         !self.stdout.starts_with(b"{\"output\":")
     }
 
+    /// assert_cmd's assertions on this answer, with the call as their context.
+    pub fn assert(&self) -> Assert {
+        self.raw
+            .clone()
+            .assert()
+            .append_context("call", self.shown.clone())
+    }
+
     fn check_invariants(&mut self, env: &TestEnv) {
-        assert!(
-            [0, 1, 2, 127].contains(&self.status),
-            "exit status {} for {}",
-            self.status,
-            self.shown
-        );
-        let stderr = String::from_utf8_lossy(&self.stderr);
-        assert!(
-            !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
-            "panic on stderr for {}: {stderr}",
-            self.shown
-        );
-        let all = [self.stdout.as_slice(), self.stderr.as_slice()].concat();
-        let all = String::from_utf8_lossy(&all);
-        assert!(
-            !all.contains(OUTSIDE_CANARY),
-            "the outside canary leaked: {}",
-            self.shown
-        );
-        assert!(
-            !all.contains("CANARY-SECRET"),
-            "an excluded canary leaked: {}",
-            self.shown
-        );
-        let _ = env;
+        self.assert()
+            .code(predicate::in_iter([0, 1, 2, 127]))
+            .stderr(lacks(&[
+                "panicked",
+                "RUST_BACKTRACE",
+                OUTSIDE_CANARY,
+                "CANARY-SECRET",
+            ]))
+            .stdout(lacks(&[OUTSIDE_CANARY, "CANARY-SECRET"]));
         if self.text_mode()
             && env
                 .vars
@@ -386,7 +416,7 @@ impl Answer {
     pub fn ok_status(&self, output: &str, status: i32) -> &Self {
         assert_eq!(self.error, None, "unexpected error for {}", self.shown);
         assert_eq!(self.output, output, "output of {}", self.shown);
-        assert_eq!(self.status, status, "exit status of {}", self.shown);
+        self.assert().code(status);
         self
     }
 
@@ -416,9 +446,7 @@ impl Answer {
             self.shown
         );
         assert!(!e.contains('\n'), "error of {} is not one line", self.shown);
-        if self.status != 127 {
-            assert_eq!(self.status, 2, "exit status of {}", self.shown);
-        }
+        self.assert().code(predicate::in_iter([2, 127]));
         self
     }
 
@@ -432,7 +460,7 @@ impl Answer {
             self.shown
         );
         assert_eq!(self.output, "", "output of a denial for {}", self.shown);
-        assert_eq!(self.status, 2);
+        self.assert().code(2);
         self
     }
 
