@@ -16,6 +16,15 @@
 
 use std::fmt;
 
+/// Exit status of a success (docs/contract.md#envelope).
+pub const EXIT_SUCCESS: i32 = 0;
+/// Exit status of a negative answer (grep found nothing, diff found differences).
+pub const EXIT_NEGATIVE: i32 = 1;
+/// Exit status of any error.
+pub const EXIT_ERROR: i32 = 2;
+/// Exit status of an unknown tool (as a shell's for a command not found).
+pub const EXIT_UNKNOWN: i32 = 127;
+
 /// An error of one call, rendered in the envelope as `class: message` (docs/contract.md#envelope).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {

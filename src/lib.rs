@@ -9,23 +9,28 @@
 //!      -> tool (reads only through the gate, pushes into the output) -> envelope -> exit status
 //! ```
 //!
-//! Modules:
+//! Modules in layers: each imports only modules listed below it, so no module imports one that
+//! imports it (a test in `tests/cli/repository.rs` keeps this list and the imports in step):
+//! - [`mcp`]: `readbox mcp`, which runs each tool call as a child `readbox call`.
+//! - [`meta`]: `help`, `version`, `list`, `policy`, `schema`, `install`.
 //! - [`dispatch`]: argv[0] or the first argument -> a tool or a meta command.
+//! - [`args`]: the positional parser of every tool, flag refusals with hints, `call`'s JSON form.
+//! - [`tools`]: the registry table of the tools and one module per tool.
+//! - [`walk`]: the one directory walker (sorted, never follows links, prunes excludes).
+//! - [`call`]: what one call hands its tool (the policy, the gate, the budgets, the output).
 //! - [`policy`]: settings from defaults, the system file, `READBOX_CONFIG` and the environment,
 //!   with the lock.
-//! - [`args`]: the positional parser of every tool, flag refusals with hints, `call`'s JSON form.
+//! - [`registry`]: the tools' names and the types of their parameters, flags and answers.
 //! - [`resolve`]: the gate, the only way to reach an object on disk.
 //! - [`glob`]: the length and nesting bounds of every glob.
-//! - [`walk`]: the one directory walker (sorted, never follows links, prunes excludes).
 //! - [`read`]: reading content within the read budget, line by line.
-//! - [`redact`]: the secret detector the readers pass file content through.
-//! - [`envelope`]: the only writer of stdout.
-//! - [`limits`]: the read and entry budgets and the timeout watchdog.
-//! - [`tools`]: the registry and one module per tool.
-//! - [`meta`]: `help`, `version`, `list`, `policy`, `schema`, `install`.
-//! - [`mcp`]: `readbox mcp`, which runs each tool call as a child `readbox call`.
 //! - [`audit`]: the audit log.
+//! - [`envelope`]: the only writer of stdout.
+//! - [`redact`]: the secret detector the readers pass file content through.
+//! - [`names`]: file names quoted as one shell word when they are not plain.
 //! - [`sandbox`]: Landlock self-restriction, a second wall behind the gate.
+//! - [`limits`]: the read and entry budgets and the timeout watchdog.
+//! - [`error`]: the error classes every answer uses.
 
 pub mod args;
 pub mod audit;
@@ -64,14 +69,7 @@ use resolve::Gate;
 use sandbox::Enforcement;
 use tools::Tool;
 
-/// Exit status of a success.
-pub const EXIT_SUCCESS: i32 = 0;
-/// Exit status of a negative answer (grep found nothing, diff found differences).
-pub const EXIT_NEGATIVE: i32 = 1;
-/// Exit status of any error.
-pub const EXIT_ERROR: i32 = 2;
-/// Exit status of an unknown tool.
-pub const EXIT_UNKNOWN: i32 = 127;
+pub use error::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_SUCCESS, EXIT_UNKNOWN};
 
 /// The call in progress, shared by the main thread, the watchdog and the panic hook, so that
 /// exactly one of them answers.

@@ -85,16 +85,16 @@ pub fn serve(words: &[OsString]) -> i32 {
         } else {
             eprintln!("readbox mcp: internal error");
         }
-        std::process::exit(crate::EXIT_ERROR);
+        std::process::exit(crate::error::EXIT_ERROR);
     }));
     match start(words) {
         Ok(mut session) => {
             session.run();
-            crate::EXIT_SUCCESS
+            crate::error::EXIT_SUCCESS
         }
         Err(e) => {
             eprintln!("readbox mcp: {e}");
-            crate::EXIT_ERROR
+            crate::error::EXIT_ERROR
         }
     }
 }

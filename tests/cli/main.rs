@@ -5,7 +5,7 @@ mod kernel;
 mod support;
 
 mod agent_replay;
-mod citations;
+
 mod completions;
 mod diff;
 mod dispatch_args;
@@ -16,6 +16,7 @@ mod input_hints;
 mod mcp;
 mod readers_confinement;
 mod redaction;
+mod repository;
 mod security;
 mod smoke;
 mod trust;

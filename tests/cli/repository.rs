@@ -1,8 +1,8 @@
 //! The repository explains itself: every place the code, the tests or the README cite a section
 //! of the design documents (`docs/contract.md#limits`, a bare `#limits` continuing such a
 //! citation, a Markdown link `[…](security.md#landlock)`), that section exists, so a renamed
-//! heading cannot leave a comment pointing nowhere; and nothing cites a document that is not in
-//! the repository.
+//! heading cannot leave a comment pointing nowhere; nothing cites a document that is not in
+//! the repository; and the modules keep the layers `src/lib.rs` lists.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -197,5 +197,81 @@ fn the_slug_of_a_heading_is_githubs() {
     assert_eq!(
         slug("Ignore files (`.gitignore`)"),
         "ignore-files-gitignore"
+    );
+}
+
+/// The modules of the library in the order of `src/lib.rs`'s list of layers.
+fn layers() -> Vec<String> {
+    let lib = fs::read_to_string(root().join("src/lib.rs")).expect("src/lib.rs");
+    lib.lines()
+        .filter_map(|l| l.strip_prefix("//! - [`"))
+        .filter_map(|l| l.split_once('`').map(|(m, _)| m.to_string()))
+        .collect()
+}
+
+/// The top-level modules that the files of module `module` (`src/M.rs` and `src/M/…`) import
+/// with `crate::`, outside their unit tests and comments.
+fn imports(module: &str) -> BTreeSet<String> {
+    let mut files = Vec::new();
+    for place in [format!("{module}.rs"), module.to_string()] {
+        let path = root().join("src").join(place);
+        if path.exists() {
+            files_under(&path, &mut files);
+        }
+    }
+    let mut found = BTreeSet::new();
+    for file in files {
+        let text = fs::read_to_string(&file).expect("a source file");
+        let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
+        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (at, _) in line.match_indices("crate::") {
+                let name: String = line[at + "crate::".len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                    .collect();
+                if name != module {
+                    found.insert(name);
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn modules_import_only_the_layers_below_them() {
+    let layers = layers();
+    let on_disk: BTreeSet<String> = fs::read_dir(root().join("src"))
+        .expect("src/")
+        .filter_map(|e| {
+            let path = e.expect("an entry").path();
+            let name = path.file_name()?.to_str()?;
+            let module = match name.strip_suffix(".rs") {
+                Some(m) => m,
+                None if path.join("mod.rs").exists() => name,
+                None => return None,
+            };
+            (module != "lib" && module != "main").then(|| module.to_string())
+        })
+        .collect();
+    assert_eq!(
+        layers.iter().cloned().collect::<BTreeSet<_>>(),
+        on_disk,
+        "src/lib.rs's list of layers and the modules in src/ differ"
+    );
+    let mut upward = Vec::new();
+    for (i, module) in layers.iter().enumerate() {
+        for import in imports(module) {
+            let at = layers.iter().position(|l| *l == import);
+            match at {
+                Some(at) if at > i => {}
+                _ => upward.push(format!("{module} imports {import}")),
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports of a layer above or beside (reorder src/lib.rs's list, or move the code):\n{}",
+        upward.join("\n")
     );
 }
