@@ -2,7 +2,9 @@
 //! PATH_B, with hunk headers as GNU `diff -u --label PATH_A --label PATH_B` writes them
 //! (docs/contract.md#tools). Lines are compared with their terminators, as the files hold them,
 //! and printed as redaction shows them (the diff then no longer applies with `patch`, and a note
-//! says so).
+//! says so). With standard input as a side, the lines are compared as redaction shows them: text
+//! piped in is the caller's own, and comparing it with a file's secret would confirm a guessed
+//! secret by the exit status (docs/contract.md#redaction).
 //! Identical files give empty output and exit 0; differences exit 1, as POSIX diff. A binary file
 //! (a NUL in its first 8 KiB) is compared as bytes: `Binary files A and B differ`, as GNU diff.
 
@@ -16,6 +18,10 @@ use crate::names::quoted;
 use crate::read::{BINARY_PROBE, BLOCK, Filter, for_each_block, is_binary, read_at};
 use crate::redact::Shown;
 use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
+
+/// The note of a diff with standard input as a side when redaction replaced a value.
+pub const STDIN_NOTE: &str = "standard input is a side, so the lines were compared as redacted: \
+                              values that redaction hides were not compared";
 
 /// Lines per file that diff compares at most.
 pub const MAX_LINES: usize = 2000;
@@ -82,6 +88,8 @@ pub const TOOL: Tool = Tool {
 struct Side {
     path: String,
     content: Content,
+    /// Whether this side is standard input, text the caller chose.
+    stdin: bool,
 }
 
 enum Content {
@@ -106,7 +114,11 @@ fn open(ctx: &Ctx<'_>, arg: &[u8]) -> Result<Side, Error> {
             Content::Bytes(data)
         }
     };
-    Ok(Side { path, content })
+    Ok(Side {
+        path,
+        content,
+        stdin: input.stdin,
+    })
 }
 
 impl Side {
@@ -184,7 +196,7 @@ fn same_bytes(ctx: &Ctx<'_>, a: &Side, b: &Side) -> Result<bool, Error> {
 
 /// Reads the whole side, charging every byte: the lines that diff compares.
 fn read_all(ctx: &Ctx<'_>, side: Side) -> Result<Vec<u8>, Error> {
-    let Side { path, content } = side;
+    let Side { path, content, .. } = side;
     let data = match content {
         Content::File { file, .. } => {
             let mut data = Vec::new();
@@ -295,21 +307,63 @@ fn script<'a>(old: &[&'a [u8]], new: &[&'a [u8]]) -> Vec<(Edit, &'a [u8], usize,
 /// The unified diff of `a` and `b` (empty when they are equal), as GNU `diff -U context` writes
 /// it: hunks merge when at most `2 * context` kept lines separate two changes.
 pub fn unified(label_a: &[u8], label_b: &[u8], a: &[u8], b: &[u8], context: usize) -> Vec<u8> {
-    unified_shown(label_a, label_b, (a, None), (b, None), context)
+    unified_shown(
+        label_a,
+        label_b,
+        (a, None),
+        (b, None),
+        context,
+        Compare::Raw,
+    )
 }
 
-/// [`unified`] of the files' own lines, each line printed as `shown` says (redacted) when given.
+/// What two lines are compared by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Compare {
+    /// The files' own lines.
+    Raw,
+    /// The lines as redaction shows them; the lines a key block hides compare equal to each
+    /// other, and line numbers still count the files' own lines.
+    Shown,
+}
+
+/// Stands in, when lines are compared as shown, for each line that a key block hides.
+const HIDDEN: &[u8] = b"\0hidden by redaction\n";
+
+/// The lines of `data` as `compare` compares them.
+fn keys<'a>(data: &'a [u8], shown: Option<&'a [Shown]>, compare: Compare) -> Vec<&'a [u8]> {
+    let raw = lines(data);
+    match (compare, shown) {
+        (Compare::Shown, Some(shown)) => raw
+            .iter()
+            .zip(shown)
+            .map(|(line, s)| match s {
+                Shown::Same => line,
+                Shown::Replaced(text) => text.as_slice(),
+                Shown::Hidden => HIDDEN,
+            })
+            .collect(),
+        _ => raw,
+    }
+}
+
+/// [`unified`] of the lines of `a` and `b` compared as `compare` says, each line printed as
+/// `shown` says (redacted) when given.
 fn unified_shown(
     label_a: &[u8],
     label_b: &[u8],
     (a, shown_a): (&[u8], Option<&[Shown]>),
     (b, shown_b): (&[u8], Option<&[Shown]>),
     context: usize,
+    compare: Compare,
 ) -> Vec<u8> {
     if a == b {
         return Vec::new();
     }
-    let (old, new) = (lines(a), lines(b));
+    let (old, new) = (keys(a, shown_a, compare), keys(b, shown_b, compare));
+    if old == new {
+        return Vec::new();
+    }
     let steps = script(&old, &new);
     let changes: Vec<usize> = (0..steps.len())
         .filter(|&i| steps[i].0 != Edit::Keep)
@@ -382,10 +436,16 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         ctx.out.push(&line)?;
         return Ok(Outcome::Negative);
     }
+    // Two files' own lines are compared, so that files that differ never read as the same; each
+    // line is shown as redaction shows it. Text piped in is compared as shown, or it would be an
+    // oracle for a guessed secret.
+    let compare = if a.stdin || b.stdin {
+        Compare::Shown
+    } else {
+        Compare::Raw
+    };
     let text_a = read_all(ctx, a)?;
     let text_b = read_all(ctx, b)?;
-    // The files' own lines are compared, so that two files that differ never read as the same;
-    // each line is shown as redaction shows it.
     let (mut filter_a, mut filter_b) = (
         Filter::new(ctx.policy.redact),
         Filter::new(ctx.policy.redact),
@@ -398,15 +458,25 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         (&text_a, shown_a.as_deref()),
         (&text_b, shown_b.as_deref()),
         args.int(2) as usize,
+        compare,
     );
+    let redacted =
+        filter_a.tally().map_or(0, |t| t.total()) + filter_b.tally().map_or(0, |t| t.total());
+    if redacted > 0 && compare == Compare::Shown {
+        // Given whether or not the lines differ: a note only on a difference would tell as much
+        // as the exit status.
+        filter_a.report(ctx.out);
+        filter_b.report(ctx.out);
+        ctx.out.note(STDIN_NOTE);
+    }
     if text.is_empty() {
         return Ok(Outcome::Success);
     }
-    let redacted =
-        filter_a.tally().map_or(0, |t| t.total()) + filter_b.tally().map_or(0, |t| t.total());
     if redacted > 0 {
-        filter_a.report(ctx.out);
-        filter_b.report(ctx.out);
+        if compare == Compare::Raw {
+            filter_a.report(ctx.out);
+            filter_b.report(ctx.out);
+        }
         ctx.out.note(crate::redact::PATCH_NOTE);
     }
     if let Err(stop) = ctx.out.push(&text) {

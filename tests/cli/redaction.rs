@@ -87,6 +87,44 @@ fn every_reader_shows_the_marker_and_keeps_the_rest_of_the_line() {
 }
 
 #[test]
+fn diff_with_standard_input_never_confirms_a_guessed_secret() {
+    let env = TestEnv::new();
+    let t = github_token(4);
+    let file = format!("name: demo\ngithub_token: {t}\n");
+    env.write("settings.yaml", &file);
+    // The right guess and a wrong one answer alike: same exit status, output and notes.
+    let right = env.piped(&["diff", "settings.yaml", "-"], file.as_bytes());
+    let wrong_text = format!("name: demo\ngithub_token: {}\n", github_token(5));
+    let wrong = env.piped(&["diff", "settings.yaml", "-"], wrong_text.as_bytes());
+    right.ok("");
+    wrong.ok("");
+    assert_eq!(right.notes, wrong.notes);
+    assert!(
+        right
+            .notes
+            .iter()
+            .any(|n| n.contains("compared as redacted")),
+        "{:?}",
+        right.notes
+    );
+    // A change elsewhere still shows, redacted, with the files' own line numbers.
+    let changed = format!("name: other\ngithub_token: {t}\n");
+    env.piped(&["diff", "-", "settings.yaml", "0"], changed.as_bytes())
+        .ok_status(
+            "--- -\n+++ settings.yaml\n@@ -1 +1 @@\n-name: other\n+name: demo\n",
+            1,
+        );
+    // Two files are compared as they are: a changed secret is a difference.
+    env.write("guess.yaml", &wrong_text);
+    env.both("diff", &["settings.yaml", "guess.yaml", "0"])
+        .ok_status(
+            "--- settings.yaml\n+++ guess.yaml\n@@ -2 +2 @@\n\
+         -github_token: [REDACTED:github-token]\n+github_token: [REDACTED:github-token]\n",
+            1,
+        );
+}
+
+#[test]
 fn a_pattern_never_probes_a_secret_by_output_or_exit_status() {
     let env = TestEnv::new();
     let t = github_token(3);
