@@ -462,7 +462,7 @@ proptest! {
     ) {
         let t = readbox::tools::by_name(tool).unwrap();
         let words: Vec<std::ffi::OsString> = words.into_iter().map(Into::into).collect();
-        let _ = readbox::args::parse(t, &words, &|w: &[u8]| w.len() % 2 == 0);
+        let _ = readbox::args::parse(t, &words, &|w: &[u8]| w.len().is_multiple_of(2));
     }
 }
 
