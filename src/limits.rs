@@ -44,12 +44,14 @@ impl Budget {
     /// # Errors
     /// `limit:` when the charge would pass `max_read_bytes`; nothing is charged then.
     pub fn charge_read(&self, n: u64) -> Result<(), Error> {
-        let used = self.read_used.load(Ordering::Relaxed);
-        if used.saturating_add(n) > self.read_max {
-            return Err(self.read_exhausted());
-        }
-        self.read_used.store(used + n, Ordering::Relaxed);
-        Ok(())
+        // One atomic step: grep's workers charge the same budget, and a load followed by a store
+        // would let two of them both spend the last bytes.
+        self.read_used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                used.checked_add(n).filter(|&total| total <= self.read_max)
+            })
+            .map(drop)
+            .map_err(|_| self.read_exhausted())
     }
 
     /// The error of a read that would pass the budget.
@@ -143,6 +145,37 @@ mod tests {
         assert_eq!(b.read_left(), 4);
         assert!(b.charge_read(4).is_ok());
         assert_eq!(b.read_left(), 0);
+    }
+
+    #[test]
+    fn concurrent_charges_never_pass_the_budget_and_lose_none() {
+        // 8 threads charge 3 bytes at a time, 1.6 million times in all, into a budget of 3
+        // million bytes: exactly 1 million charges succeed, whatever the interleaving. A charge
+        // lost between a load and a store lets more succeed than the budget holds.
+        let b = Budget::new(3_000_000, 0);
+        let granted = std::sync::atomic::AtomicU64::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    for _ in 0..200_000 {
+                        if b.charge_read(3).is_ok() {
+                            granted.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(granted.load(Ordering::Relaxed), 1_000_000);
+        assert_eq!(b.read_left(), 0);
+        assert!(b.charge_read(1).is_err());
+    }
+
+    #[test]
+    fn a_charge_that_overflows_is_refused() {
+        let b = Budget::new(u64::MAX, 0);
+        assert!(b.charge_read(u64::MAX - 1).is_ok());
+        assert!(b.charge_read(2).is_err());
+        assert_eq!(b.read_left(), 1);
     }
 
     #[test]
