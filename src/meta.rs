@@ -136,7 +136,10 @@ pub fn output_schema(t: &Tool) -> Option<Value> {
                 "path": { "type": "string", "description": "the path as given" },
                 "type": {
                     "type": "string",
-                    "enum": ["file", "directory", "fifo", "socket", "char_device", "block_device"],
+                    "enum": [
+                        "file", "directory", "fifo", "socket", "char_device", "block_device",
+                        "unknown",
+                    ],
                 },
                 "size_bytes": count("size in bytes"),
                 "permissions": { "type": "string", "description": "as ls -l shows them" },

@@ -78,6 +78,9 @@ pub enum Kind {
     CharDevice,
     /// A block device.
     BlockDevice,
+    /// A mode that is none of the above (a filesystem that reports something else): never read,
+    /// never listed, since nothing about it is known.
+    Unknown,
 }
 
 impl Kind {
@@ -91,7 +94,8 @@ impl Kind {
             FileType::Socket => Kind::Socket,
             FileType::CharacterDevice => Kind::CharDevice,
             FileType::BlockDevice => Kind::BlockDevice,
-            FileType::Unknown => Kind::File,
+            // Unsure what it is: not a regular file, so nothing opens it for reading.
+            FileType::Unknown => Kind::Unknown,
         }
     }
 
@@ -119,6 +123,7 @@ impl Kind {
             Kind::Socket => "socket",
             Kind::CharDevice => "char_device",
             Kind::BlockDevice => "block_device",
+            Kind::Unknown => "unknown",
         }
     }
 }
@@ -1012,6 +1017,40 @@ mod tests {
             assert!(e.matches(OsStr::new(name), Path::new(name)), "{name}");
         }
         assert!(!e.matches(OsStr::new("key.txt"), Path::new("key.txt")));
+    }
+
+    #[test]
+    fn an_unknown_mode_is_never_taken_for_a_regular_file() {
+        // SAFETY: Stat is a plain C struct, for which all zeroes is a valid value.
+        let mut st: Stat = unsafe { std::mem::zeroed() };
+        st.st_mode = 0o100_644;
+        assert_eq!(Kind::of(&st), Kind::File);
+        // 0o160000 is no file type Linux defines (S_IFMT less the seven known ones).
+        st.st_mode = 0o160_644;
+        assert_eq!(Kind::of(&st), Kind::Unknown);
+        st.st_mode = 0o644;
+        assert_eq!(Kind::of(&st), Kind::Unknown);
+        assert_eq!(Kind::Unknown.name(), "unknown");
+    }
+
+    #[test]
+    fn the_gate_does_not_open_an_object_of_unknown_kind_for_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), "content\n").unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let opts = Options {
+            deny_hardlinks: false,
+            cross_mounts: false,
+        };
+        let gate = Gate::new(std::slice::from_ref(&root), ex(&[]), root.clone(), opts).unwrap();
+        let mut node = gate.resolve(b"f").unwrap();
+        assert!(gate.open_read(&node, "f").is_ok());
+        // The same regular file, as a filesystem that reports an unknown mode would show it.
+        node.stat.st_mode = 0o160_644;
+        assert_eq!(
+            gate.open_read(&node, "f").unwrap_err(),
+            Error::NotAFile("f".into())
+        );
     }
 
     #[test]

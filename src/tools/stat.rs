@@ -53,6 +53,8 @@ pub fn permissions(mode: u32, kind: crate::resolve::Kind) -> String {
         K::Socket => 's',
         K::CharDevice => 'c',
         K::BlockDevice => 'b',
+        // As GNU ls marks a type it does not know.
+        K::Unknown => '?',
     };
     let bit = |m: u32, c: char| if mode & m != 0 { c } else { '-' };
     let special = |exec: u32, special: u32, set: char| match (mode & exec != 0, mode & special != 0)
