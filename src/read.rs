@@ -216,9 +216,9 @@ impl Lines {
                 Err(e) => return Err(Error::io(&self.shown, &e)),
             }
         };
-        // A regular file reads short only at its end; a pipe reads short whenever its writer
-        // paused, and ends only with a read of 0.
-        if n == 0 || (self.size.is_some() && n < want) {
+        // Only a read of 0 ends the input. A pipe reads short whenever its writer paused, and so
+        // may a regular file before its end (FUSE, NFS, a file that grows while it is read).
+        if n == 0 {
             self.eof = true;
         }
         self.end += n;
@@ -270,8 +270,8 @@ impl Ahead {
         self.size.is_some()
     }
 
-    /// Reads at offset `at` into `buf`; 0 at the end of the input or for an input that cannot be
-    /// read at offsets.
+    /// Fills `buf` from offset `at` ([`read_at`]: fewer bytes only at the end of the input); 0 at
+    /// the end of the input or for an input that cannot be read at offsets.
     ///
     /// # Errors
     /// `io:` when the read fails.
@@ -425,18 +425,33 @@ impl Filter {
     }
 }
 
-/// A positioned read that retries when interrupted.
+/// Positioned reads at offset `at` until `buf` is full or the input ends, retrying when
+/// interrupted. Returns the bytes read: fewer than `buf.len()` only at the end of the input. One
+/// short read says nothing about the end (a regular file may read short before it on FUSE or NFS,
+/// or while it grows); only a read of 0 does.
 ///
 /// # Errors
-/// `io:` naming `shown` when the read fails.
+/// `io:` naming `shown` when a read fails.
 pub fn read_at(file: &File, buf: &mut [u8], at: u64, shown: &str) -> Result<usize> {
-    loop {
-        match file.read_at(buf, at) {
-            Ok(n) => return Ok(n),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(Error::io(shown, &e)),
+    fill_at(buf, at, |b, o| file.read_at(b, o)).map_err(|e| Error::io(shown, &e))
+}
+
+/// [`read_at`]'s loop over any positioned `read`.
+fn fill_at(
+    buf: &mut [u8],
+    at: u64,
+    mut read: impl FnMut(&mut [u8], u64) -> std::io::Result<usize>,
+) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match read(&mut buf[done..], at + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
+    Ok(done)
 }
 
 /// Charges the longest run of whole lines at the start of `lines` that the budget allows, and
@@ -581,6 +596,66 @@ mod tests {
             r.next_batch(1 << 20).unwrap(),
             Some(Batch::Lines(&b"ab\0c\nd\n"[..]))
         );
+    }
+
+    /// A file whose every read returns one of `pieces` (a `SOCK_SEQPACKET` socket hands out one
+    /// message per read), then 0: it reads short before its end, as a file on FUSE or NFS may.
+    fn short_reads(pieces: &[&[u8]]) -> File {
+        let mut fds = [0; 2];
+        // SAFETY: socketpair writes two new descriptors into `fds`, which we then own.
+        let made = unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+                0,
+                fds.as_mut_ptr(),
+            )
+        };
+        assert_eq!(made, 0, "socketpair: {}", std::io::Error::last_os_error());
+        // SAFETY: the descriptors are fresh and owned by nothing else.
+        let (reader, writer) = unsafe {
+            use std::os::fd::FromRawFd;
+            (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1]))
+        };
+        for p in pieces {
+            assert_eq!((&writer).write(p).unwrap(), p.len());
+        }
+        reader
+    }
+
+    #[test]
+    fn a_short_read_is_not_the_end_of_a_file() {
+        let pieces: &[&[u8]] = &[b"one\ntw", b"o\nthr", b"ee\nfour"];
+        let total: usize = pieces.iter().map(|p| p.len()).sum();
+        let mut r = Lines::new(short_reads(pieces), Some(total as u64), "f");
+        let mut joined = Vec::new();
+        while let Some(b) = r.next_batch(BLOCK).unwrap() {
+            match b {
+                Batch::Lines(l) | Batch::Piece(l) => joined.extend_from_slice(l),
+            }
+        }
+        assert_eq!(joined, b"one\ntwo\nthree\nfour");
+        // The binary probe reads past short reads too.
+        let mut r = Lines::new(short_reads(&[b"ab", b"c\0d"]), Some(5), "f");
+        assert_eq!(r.head(BINARY_PROBE).unwrap(), b"abc\0d");
+    }
+
+    #[test]
+    fn positioned_reads_go_on_past_a_short_read() {
+        let data: Vec<u8> = (0..=255).collect();
+        // At most 7 bytes per read, as a filesystem that reads short might answer.
+        let read = |buf: &mut [u8], at: u64| -> std::io::Result<usize> {
+            let from = (at as usize).min(data.len());
+            let n = buf.len().min(7).min(data.len() - from);
+            buf[..n].copy_from_slice(&data[from..from + n]);
+            Ok(n)
+        };
+        let mut buf = [0u8; 100];
+        assert_eq!(fill_at(&mut buf, 10, read).unwrap(), 100);
+        assert_eq!(buf[..], data[10..110]);
+        // Fewer only at the end of the input.
+        assert_eq!(fill_at(&mut buf, 200, read).unwrap(), 56);
+        assert_eq!(buf[..56], data[200..]);
     }
 
     #[test]

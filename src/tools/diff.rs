@@ -129,8 +129,9 @@ impl Side {
         }
     }
 
-    /// Reads at offset `at` into `buf`; what was read of a file is charged (standard input was
-    /// charged when it was read).
+    /// Fills `buf` from offset `at` (fewer bytes only at the end: two sides of the same size
+    /// compare block for block even where one reads short); what was read of a file is charged
+    /// (standard input was charged when it was read).
     fn read_at(&self, ctx: &Ctx<'_>, buf: &mut [u8], at: u64) -> Result<usize, Error> {
         match &self.content {
             Content::File { file, .. } => {
