@@ -790,10 +790,30 @@ struct Printer<'c, 'a> {
     waiting: BTreeMap<usize, (Vec<u8>, Found)>,
     found: bool,
     binary: usize,
+    /// Printing stopped: nothing more is printed.
+    ended: bool,
 }
 
 impl Printer<'_, '_> {
+    /// Takes the result of file `index`, and prints every result whose turn has come. Once
+    /// printing has stopped (a limit, the cap, an error), results of later files are let go: the
+    /// answer holds only what came before the stop, however the search was split.
     fn take(&mut self, index: usize, display: Vec<u8>, f: Found) -> Result<(), Stop> {
+        if self.ended {
+            self.held.fetch_sub(f.out.len(), Ordering::Relaxed);
+            return Ok(());
+        }
+        let printed = self.print_in_order(index, display, f);
+        if printed.is_err() {
+            self.ended = true;
+            for (_, f) in std::mem::take(&mut self.waiting).into_values() {
+                self.held.fetch_sub(f.out.len(), Ordering::Relaxed);
+            }
+        }
+        printed
+    }
+
+    fn print_in_order(&mut self, index: usize, display: Vec<u8>, f: Found) -> Result<(), Stop> {
         self.waiting.insert(index, (display, f));
         while let Some((display, f)) = self.waiting.remove(&self.next) {
             self.next += 1;
@@ -929,6 +949,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         waiting: BTreeMap::new(),
         found: false,
         binary: 0,
+        ended: false,
     };
     let mut count = 0;
     let job_of = |e: &Entry<'_>, index: usize| Job {

@@ -1205,6 +1205,21 @@ fn grep_read_budget_is_summed_over_files_and_drops_the_crossing_line() {
 }
 
 #[test]
+fn grep_prints_nothing_from_files_after_the_one_that_crossed_the_budget() {
+    // f01's line crosses the read budget; the files after it are small enough to fit what is
+    // left of it. Searched ahead by other threads or not, nothing of them is printed: the answer
+    // stops at the file that crossed.
+    let mut env = TestEnv::new();
+    env.write("f00", "needle\n");
+    env.write("f01", format!("needle {}\n", "x".repeat(100)));
+    for i in 2..60 {
+        env.write(&format!("f{i:02}"), "needle\n");
+    }
+    env.var("READBOX_MAX_READ_BYTES", "60");
+    limited(&env.both("grep", &["needle"]), "f00:1:needle\n");
+}
+
+#[test]
 fn grep_skipped_binary_file_costs_only_its_probed_bytes() {
     let mut env = TestEnv::new();
     // 20000 bytes, NUL first: skipped after its first 8192 bytes, which are all it costs.
