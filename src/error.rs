@@ -8,6 +8,9 @@
 //! - `NotFound`, `NotAFile`, `NotADirectory`: the object, inside the roots, is missing or of the
 //!   wrong type.
 //! - `Io`: the operating system refused (permission, a symlink loop, a read error).
+//! - `Shortage`: the process ran short of file descriptors or memory. Written `io:` too, but it
+//!   says nothing about the object: a walk that skips what it cannot read stops on it instead,
+//!   and it never becomes a denial. [`Error::io`] picks it from the OS error, so no caller has to.
 //! - `Limit`, `Timeout`: a budget of docs/contract.md#limits ran out; the output so far is kept.
 //! - `Disabled`: the tool is not enabled by the policy.
 //!
@@ -42,6 +45,10 @@ pub enum Error {
     NotADirectory(String),
     /// `io: …`: an operating-system error, e.g. `io: PATH: permission denied`.
     Io(String),
+    /// `io: …` because the process ran short of file descriptors or memory (`EMFILE`, `ENFILE`,
+    /// `ENOMEM`), e.g. `io: PATH: too many open files`. The same class as [`Error::Io`] in the
+    /// envelope; apart in the code, since what it says is about the process, not the object.
+    Shortage(String),
     /// `limit: …`: the read budget, the entry budget or another fixed bound ran out.
     Limit(String),
     /// `timeout: the call took longer than N s`.
@@ -60,7 +67,7 @@ impl Error {
             Error::NotFound(_) => "not found",
             Error::NotAFile(_) => "not a file",
             Error::NotADirectory(_) => "not a directory",
-            Error::Io(_) => "io",
+            Error::Io(_) | Error::Shortage(_) => "io",
             Error::Limit(_) => "limit",
             Error::Timeout(_) => "timeout",
             Error::Disabled(_) => "disabled",
@@ -76,16 +83,37 @@ impl Error {
             | Error::NotAFile(m)
             | Error::NotADirectory(m)
             | Error::Io(m)
+            | Error::Shortage(m)
             | Error::Limit(m)
             | Error::Timeout(m)
             | Error::Disabled(m) => m,
         }
     }
 
-    /// `io: PATH: what` for an operating-system error met on the caller's `path`.
+    /// `io: PATH: what` for an operating-system error met on the caller's `path`: an
+    /// [`Error::Shortage`] when the process ran short of descriptors or memory, else an
+    /// [`Error::Io`].
     pub fn io(path: &str, err: &std::io::Error) -> Error {
-        Error::Io(format!("{}: {}", path, describe_io(err)))
+        let text = format!("{}: {}", path, describe_io(err));
+        if is_shortage(err) {
+            Error::Shortage(text)
+        } else {
+            Error::Io(text)
+        }
     }
+}
+
+/// Whether an OS error says that the process, or the system, ran short of file descriptors or
+/// memory: nothing about the object it was met on.
+pub fn is_shortage(err: &std::io::Error) -> bool {
+    use rustix::io::Errno;
+    err.kind() == std::io::ErrorKind::OutOfMemory || Errno::from_io_error(err).is_some_and(scarce)
+}
+
+/// [`is_shortage`] for a raw errno.
+pub fn scarce(e: rustix::io::Errno) -> bool {
+    use rustix::io::Errno;
+    matches!(e, Errno::MFILE | Errno::NFILE | Errno::NOMEM)
 }
 
 impl fmt::Display for Error {
@@ -143,6 +171,28 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn running_short_of_descriptors_or_memory_is_a_shortage_written_as_io() {
+        use rustix::io::Errno;
+        for e in [Errno::MFILE, Errno::NFILE, Errno::NOMEM] {
+            let os = std::io::Error::from_raw_os_error(e.raw_os_error());
+            let err = Error::io("d", &os);
+            assert!(matches!(err, Error::Shortage(_)), "{err:?}");
+            assert!(err.to_string().starts_with("io: d: "), "{err}");
+        }
+        let eacces = rustix::io::Errno::ACCESS.raw_os_error();
+        let err = Error::io("d", &std::io::Error::from_raw_os_error(eacces));
+        assert_eq!(err, Error::Io("d: permission denied".into()));
+        assert_eq!(
+            Error::io(
+                "d",
+                &std::io::Error::from_raw_os_error(Errno::MFILE.raw_os_error())
+            )
+            .to_string(),
+            "io: d: too many open files"
+        );
+    }
 
     #[test]
     fn shown_keeps_one_line_and_a_bounded_length() {

@@ -44,7 +44,7 @@ use std::sync::{Arc, Mutex};
 use rustix::fs::{FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
-use crate::error::{Error, Result, shown};
+use crate::error::{Error, Result, scarce, shown};
 
 mod bracket;
 mod excludes;
@@ -427,8 +427,9 @@ impl Gate {
                     }
                     // Not on the way to a root. Only a symlink (an alias such as `/link-to-root`)
                     // can still lead beneath one; anything else is outside.
-                    let target =
-                        alias_target(p, &c).ok_or_else(|| Error::Denied(shown_arg.into()))?;
+                    let target = alias_target(p, &c)
+                        .map_err(|e| Error::io(shown_arg, &errno_io(e)))?
+                        .ok_or_else(|| Error::Denied(shown_arg.into()))?;
                     hops += 1;
                     if hops > MAX_SYMLINK_HOPS {
                         return Err(Error::Denied(shown_arg.into()));
@@ -509,8 +510,13 @@ impl Gate {
                         let target =
                             // The link is read through the handle that was checked, so a swap
                             // in the meantime cannot substitute another target.
-                            rustix::fs::readlinkat(&fd, c"", Vec::new())
-                                .map_err(|_| Error::Denied(shown_arg.into()))?;
+                            rustix::fs::readlinkat(&fd, c"", Vec::new()).map_err(|e| {
+                                if scarce(e) {
+                                    Error::io(shown_arg, &errno_io(e))
+                                } else {
+                                    Error::Denied(shown_arg.into())
+                                }
+                            })?;
                         let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
                         if target.as_os_str().is_empty() {
                             let e = Error::NotFound(shown_arg.into());
@@ -690,38 +696,56 @@ impl Gate {
     }
 
     /// The kind of the entry `name` of `dir`, without following a symlink and without opening it
-    /// (for listings on filesystems that do not report types).
-    pub fn kind_of_child(&self, dir: &Node, name: &OsStr) -> Option<Kind> {
-        rustix::fs::statat(dir.fd.as_fd(), name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
-            .ok()
-            .map(|st| Kind::of(&st))
+    /// (for listings on filesystems that do not report types). `None` when it cannot be examined
+    /// (gone since the listing): a walk leaves it out.
+    ///
+    /// # Errors
+    /// [`Error::Shortage`] naming `shown` when the process ran short of memory.
+    pub fn kind_of_child(&self, dir: &Node, name: &OsStr, shown: &str) -> Result<Option<Kind>> {
+        match rustix::fs::statat(dir.fd.as_fd(), name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(Kind::of(&st))),
+            Err(e) if scarce(e) => Err(Error::io(shown, &errno_io(e))),
+            Err(_) => Ok(None),
+        }
     }
 
     /// The entry `name` of the directory `dir`, for a walk: tested against the excludes, then
-    /// opened without following a symlink. `None` when it is excluded, vanished or cannot be
-    /// examined: a walk leaves it out silently.
-    pub fn child(&self, dir: &Node, name: &OsStr) -> Option<Node> {
+    /// opened without following a symlink. `Ok(None)` when it is excluded, or gone or replaced
+    /// (by a symlink, by a file where a directory was) since the listing: a walk leaves it out
+    /// without a word. `shown` is the caller's PATH, for errors.
+    ///
+    /// # Errors
+    /// `io:` when it cannot be examined (permission refused: a walk counts it as skipped), and
+    /// [`Error::Shortage`] when the process ran short of descriptors or memory (a walk stops:
+    /// that says nothing about the entry).
+    pub fn child(&self, dir: &Node, name: &OsStr, shown: &str) -> Result<Option<Node>> {
         let rel = dir.rel.join(name);
         if self.excluded(dir.root, name, &rel) {
-            return None;
+            return Ok(None);
         }
+        let failed = |e: Errno| match e {
+            Errno::NOENT | Errno::LOOP | Errno::NOTDIR => Ok(None),
+            e => Err(Error::io(shown, &errno_io(e))),
+        };
         let (fd, stat, mount_point) = match self.step(dir.fd.as_fd(), name, dir.root) {
             Ok((fd, stat)) => (fd, stat, false),
             // A mount point: the handle is only ever used to describe it (as `find -xdev`).
             Err(Errno::XDEV) => {
-                let fd = rustix::fs::openat(
+                let opened = rustix::fs::openat(
                     dir.fd.as_fd(),
                     name,
                     OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                     Mode::empty(),
                 )
-                .ok()?;
-                let stat = rustix::fs::fstat(&fd).ok()?;
-                (fd, stat, true)
+                .and_then(|fd| rustix::fs::fstat(&fd).map(|st| (fd, st)));
+                match opened {
+                    Ok((fd, stat)) => (fd, stat, true),
+                    Err(e) => return failed(e),
+                }
             }
-            Err(_) => return None,
+            Err(e) => return failed(e),
         };
-        Some(Node {
+        Ok(Some(Node {
             root: dir.root,
             fd: Arc::new(fd),
             parent: Some(dir.fd.clone()),
@@ -729,15 +753,18 @@ impl Gate {
             rel,
             stat,
             mount_point,
-        })
+        }))
     }
 }
 
 impl Gate {
     /// The directories from `node`'s root down to its parent, for a walk that needs the ignore
     /// files above its start. Stops early (with fewer nodes) at anything that is not a directory
-    /// any more, or is excluded.
-    pub fn ancestors(&self, node: &Node) -> Vec<Node> {
+    /// any more, is excluded or cannot be examined.
+    ///
+    /// # Errors
+    /// [`Error::Shortage`] naming `shown` when the process ran short of descriptors or memory.
+    pub fn ancestors(&self, node: &Node, shown: &str) -> Result<Vec<Node>> {
         let root = &self.roots[node.root];
         let mut chain = vec![Node {
             root: node.root,
@@ -751,15 +778,16 @@ impl Gate {
         let names: Vec<&OsStr> = node.rel.iter().collect();
         for name in names.iter().take(names.len().saturating_sub(1)) {
             let dir = chain.last().expect("the chain starts at the root");
-            match self.child(dir, name) {
-                Some(n) if n.kind() == Kind::Directory => chain.push(n),
+            match self.child(dir, name, shown) {
+                Ok(Some(n)) if n.kind() == Kind::Directory => chain.push(n),
+                Err(e @ Error::Shortage(_)) => return Err(e),
                 _ => break,
             }
         }
         if node.rel.as_os_str().is_empty() {
             chain.clear();
         }
-        chain
+        Ok(chain)
     }
 }
 
@@ -906,24 +934,27 @@ fn push_argument(queue: &mut Vec<Part>, arg: &[u8]) {
     }
 }
 
-/// Errors that tell that the process ran short of file descriptors or memory, not anything
-/// about the object: `io:`, never a denial.
-fn scarce(e: Errno) -> bool {
-    matches!(e, Errno::MFILE | Errno::NFILE | Errno::NOMEM)
-}
-
 /// The target of `dir/name` when it is a symlink. `dir` is a canonical ancestor of a root, so it
 /// is a real directory; nothing outside the roots is ever opened for reading here.
-fn alias_target(dir: &Path, name: &OsStr) -> Option<PathBuf> {
-    let dir_fd = rustix::fs::open(
+///
+/// # Errors
+/// The process ran short of descriptors or memory: nothing is known then (never a denial).
+fn alias_target(dir: &Path, name: &OsStr) -> std::result::Result<Option<PathBuf>, Errno> {
+    let short = |e: Errno| if scarce(e) { Err(e) } else { Ok(None) };
+    let dir_fd = match rustix::fs::open(
         dir,
         OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
-    )
-    .ok()?;
-    let target = rustix::fs::readlinkat(&dir_fd, name, Vec::new()).ok()?;
+    ) {
+        Ok(fd) => fd,
+        Err(e) => return short(e),
+    };
+    let target = match rustix::fs::readlinkat(&dir_fd, name, Vec::new()) {
+        Ok(t) => t,
+        Err(e) => return short(e),
+    };
     let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
-    (!target.as_os_str().is_empty()).then_some(target)
+    Ok((!target.as_os_str().is_empty()).then_some(target))
 }
 
 /// Pushes a symlink's target for the walk to follow next, its components from the link's

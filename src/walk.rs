@@ -90,7 +90,7 @@ pub struct Listed {
 /// directory cannot be read, `not a directory:`, `denied:` when it was moved away while it was
 /// read.
 pub fn list(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Listed>, Error> {
-    Ok(open_level(ctx, dir, shown, Ignores::Off, Check::Now)?.0)
+    Ok(open_level(ctx, dir, shown, Ignores::Off, Check::Now)??.0)
 }
 
 /// When a walk finds a directory again after it was read.
@@ -103,24 +103,34 @@ enum Check {
     Deferred,
 }
 
+/// A directory's entries and, when ignore files are respected, its ignore matchers.
+type Listing = (Vec<Listed>, Option<Level>);
+
 /// Lists `dir` and, with `ignores`, reads its ignore files; then finds `dir` again at its place
 /// (or, deferred, records it for the caller's settle), so that both come from the directory that
 /// lies beneath the root now. An error is told only once `dir` was found again too (else it is
 /// `denied:`).
+///
+/// The inner result is the reading's: the listing, or why `dir` could not be read (a walk skips
+/// such a directory below its start, unless the error is a limit or a [`Error::Shortage`]). The
+/// outer error is the check's, which always ends the walk: `denied:` for a directory moved away,
+/// `io:` when the check could not be made.
 fn open_level(
     ctx: &Ctx<'_>,
     dir: &Node,
     shown: &str,
     ignores: Ignores,
     check: Check,
-) -> Result<(Vec<Listed>, Option<Level>), Error> {
-    let read = read_entries(ctx, dir, shown).map(|children| {
-        let level = (ignores == Ignores::Respect).then(|| {
+) -> Result<Result<Listing, Error>, Error> {
+    let read = read_entries(ctx, dir, shown).and_then(|children| {
+        let level = if ignores == Ignores::Respect {
             // Only the ignore files that the listing shows are opened.
             let present = |name: &str| children.iter().any(|c| c.name == name);
-            load_level(ctx.gate, dir, &present)
-        });
-        (children, level)
+            Some(load_level(ctx.gate, dir, shown, &present)?)
+        } else {
+            None
+        };
+        Ok((children, level))
     });
     match check {
         Check::Now => ctx.gate.confirm(dir, shown)?,
@@ -133,7 +143,7 @@ fn open_level(
             }
         }
     }
-    read
+    Ok(read)
 }
 
 fn read_entries(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Listed>, Error> {
@@ -153,7 +163,7 @@ fn read_entries(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Listed>, E
         }
         let kind = match Kind::from_file_type(entry.file_type()) {
             Some(k) => Some(k),
-            None => ctx.gate.kind_of_child(dir, name),
+            None => ctx.gate.kind_of_child(dir, name, shown)?,
         };
         if let Some(kind @ (Kind::File | Kind::Directory | Kind::Symlink)) = kind {
             listed.push(Listed {
@@ -200,12 +210,13 @@ struct Level {
 }
 
 /// What a walk left out, for the notes of the tool (docs/contract.md#notes). Excluded and outside
-/// entries are never counted.
+/// entries are never counted. Running short of descriptors or memory is never counted here: it
+/// ends the walk with an `io:` error, since it says nothing about the entry.
 #[derive(Debug, Default)]
 pub struct Skipped {
     /// Entries that ignore files left out.
     pub ignored: u64,
-    /// Directories that could not be listed (permission refused, vanished).
+    /// Directories that could not be examined or listed (permission refused, a read error).
     pub unreadable: u64,
     /// Mount points listed but not entered, as the caller would reach them.
     pub mount_points: Vec<Vec<u8>>,
@@ -280,7 +291,8 @@ impl Skipped {
 ///
 /// # Errors
 /// What `list` returns for the start directory, and what `visit` returns; unreadable directories
-/// below the start are skipped; `denied:` for a directory moved away while it was read.
+/// below the start are skipped; `denied:` for a directory moved away while it was read; `io:`
+/// ([`Error::Shortage`]) when the process runs short of descriptors or memory anywhere.
 #[allow(clippy::too_many_arguments)]
 pub fn walk(
     ctx: &Ctx<'_>,
@@ -365,11 +377,12 @@ impl Walker<'_, '_> {
         }
         if self.ignores == Ignores::Respect {
             // Read through the ancestors' handles; the start's check below finds them again too.
-            for dir in ctx.gate.ancestors(start) {
-                self.levels.push(load_level(ctx.gate, &dir, &|_| true));
+            for dir in ctx.gate.ancestors(start, self.shown)? {
+                self.levels
+                    .push(load_level(ctx.gate, &dir, self.shown, &|_| true)?);
             }
         }
-        let (children, level) = open_level(ctx, start, self.shown, self.ignores, self.check)?;
+        let (children, level) = open_level(ctx, start, self.shown, self.ignores, self.check)??;
         self.descend(start, children, level, 1)
     }
 
@@ -406,24 +419,31 @@ impl Walker<'_, '_> {
                 depth,
                 display,
             })?;
-            // Descend only into what is a directory now, on the root's filesystem; an unreadable
-            // directory met while walking is skipped (docs/contract.md#confinement), one moved
-            // away is not.
-            if is_dir
-                && depth < self.max_depth
-                && let Some(sub) = ctx.gate.child(dir, &child.name)
-                && sub.kind() == Kind::Directory
-            {
-                if sub.is_mount_point() {
-                    self.skipped.mount_points.push(self.display.clone());
-                } else {
-                    match open_level(ctx, &sub, self.shown, self.ignores, self.check) {
-                        Ok((grandchildren, level)) => {
-                            self.descend(&sub, grandchildren, level, depth + 1)?;
+            // Descend only into what is a directory now, on the root's filesystem. A directory
+            // that cannot be examined or read is skipped and counted
+            // (docs/contract.md#confinement); one moved away is not, and neither is running short
+            // of descriptors or memory, which says nothing about the directory.
+            if is_dir && depth < self.max_depth {
+                match ctx.gate.child(dir, &child.name, self.shown) {
+                    Ok(Some(sub)) if sub.kind() == Kind::Directory => {
+                        if sub.is_mount_point() {
+                            self.skipped.mount_points.push(self.display.clone());
+                        } else {
+                            match open_level(ctx, &sub, self.shown, self.ignores, self.check)? {
+                                Ok((grandchildren, level)) => {
+                                    self.descend(&sub, grandchildren, level, depth + 1)?;
+                                }
+                                Err(e @ (Error::Limit(_) | Error::Shortage(_))) => {
+                                    return Err(e.into());
+                                }
+                                Err(_) => self.skipped.unreadable += 1,
+                            }
                         }
-                        Err(e @ (Error::Limit(_) | Error::Denied(_))) => return Err(e.into()),
-                        Err(_) => self.skipped.unreadable += 1,
                     }
+                    // Gone or replaced since the listing, or excluded.
+                    Ok(_) => {}
+                    Err(e @ Error::Shortage(_)) => return Err(e.into()),
+                    Err(_) => self.skipped.unreadable += 1,
                 }
             }
             self.display.truncate(base_len);
@@ -471,24 +491,44 @@ fn match_path(rel: &Path) -> PathBuf {
 /// The ignore files of directory `dir`, read through the gate (never outside the roots, never
 /// through a symlink, not charged against the read budget) as git reads them: a UTF-8 byte order
 /// mark at the start is skipped and one `\r` before a line's `\n` is dropped. `present` says
-/// which names the directory may hold, so that absent files cost no lookup.
-fn load_level(gate: &Gate, dir: &Node, present: &dyn Fn(&str) -> bool) -> Level {
+/// which names the directory may hold, so that absent files cost no lookup. An ignore file that
+/// cannot be read is left out (ignore rules only ever hide entries).
+///
+/// # Errors
+/// [`Error::Shortage`] naming `shown` when the process ran short of descriptors or memory: the
+/// rules are not known then, and the walk stops rather than show what they would hide.
+fn load_level(
+    gate: &Gate,
+    dir: &Node,
+    shown: &str,
+    present: &dyn Fn(&str) -> bool,
+) -> Result<Level, Error> {
     let root = match_path(dir.rel());
-    let contents = |names: &[&str], limit: u64| -> Option<Vec<u8>> {
+    let contents = |names: &[&str], limit: u64| -> Result<Option<Vec<u8>>, Error> {
         if !present(names[0]) {
-            return None;
+            return Ok(None);
         }
         let mut node = dir.clone();
         for name in names {
-            node = gate.child(&node, OsStr::new(name))?;
+            match unless_short(gate.child(&node, OsStr::new(name), shown))? {
+                Some(Some(n)) => node = n,
+                _ => return Ok(None),
+            }
         }
-        let file = gate.open_read(&node, "").ok()?;
+        let Some(file) = unless_short(gate.open_read(&node, shown))? else {
+            return Ok(None);
+        };
         let mut text = Vec::new();
-        file.take(limit).read_to_end(&mut text).ok()?;
-        Some(text)
+        let read = file
+            .take(limit)
+            .read_to_end(&mut text)
+            .map_err(|e| Error::io(shown, &e));
+        Ok(unless_short(read)?.map(|_| text))
     };
-    let read = |names: &[&str]| -> Option<Gitignore> {
-        let text = contents(names, MAX_IGNORE_FILE)?;
+    let read = |names: &[&str]| -> Result<Option<Gitignore>, Error> {
+        let Some(text) = contents(names, MAX_IGNORE_FILE)? else {
+            return Ok(None);
+        };
         let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&text);
         let mut b = GitignoreBuilder::new(&root);
         // `lines` drops one `\r` before each `\n`, as git does. A line that the tree's author
@@ -499,27 +539,37 @@ fn load_level(gate: &Gate, dir: &Node, present: &dyn Fn(&str) -> bool) -> Level 
                 let _ = b.add_line(None, line);
             }
         }
-        b.build().ok().filter(|g| !g.is_empty())
+        Ok(b.build().ok().filter(|g| !g.is_empty()))
     };
     // A repository's root holds `.git`: a folder, or a file that points to one (`gitdir: …`, as
     // worktrees and submodules have).
     let repo = present(".git")
-        && gate
-            .child(dir, OsStr::new(".git"))
-            .is_some_and(|git| match git.kind() {
+        && match unless_short(gate.child(dir, OsStr::new(".git"), shown))? {
+            Some(Some(git)) => match git.kind() {
                 Kind::Directory => true,
-                Kind::File => contents(&[".git"], 64).is_some_and(|t| t.starts_with(b"gitdir:")),
+                Kind::File => contents(&[".git"], 64)?.is_some_and(|t| t.starts_with(b"gitdir:")),
                 _ => false,
-            });
-    Level {
-        ignore: read(&[".ignore"]),
-        gitignore: read(&[".gitignore"]),
+            },
+            _ => false,
+        };
+    Ok(Level {
+        ignore: read(&[".ignore"])?,
+        gitignore: read(&[".gitignore"])?,
         git_exclude: if repo {
-            read(&[".git", "info", "exclude"])
+            read(&[".git", "info", "exclude"])?
         } else {
             None
         },
         repo,
+    })
+}
+
+/// `r`'s value, or `None` for an error other than a [`Error::Shortage`], which is passed on.
+fn unless_short<T>(r: Result<T, Error>) -> Result<Option<T>, Error> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e @ Error::Shortage(_)) => Err(e),
+        Err(_) => Ok(None),
     }
 }
 

@@ -195,7 +195,7 @@ pub(super) fn parse_locked_config(
         Error::NotFound(_) => Ok("no such file or directory".to_string()),
         Error::NotADirectory(_) => Ok("not a directory".to_string()),
         Error::NotAFile(_) => Ok("not a regular file".to_string()),
-        Error::Io(m) => Ok(m
+        Error::Io(m) | Error::Shortage(m) => Ok(m
             .strip_prefix(&format!("{shown}: "))
             .unwrap_or("input/output error")
             .to_string()),

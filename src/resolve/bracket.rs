@@ -23,8 +23,8 @@ use std::sync::PoisonError;
 use rustix::fs::Stat;
 use rustix::io::Errno;
 
-use super::{Gate, Node, Step, errno_io, openat2_beneath, scarce};
-use crate::error::{Error, Result};
+use super::{Gate, Node, Step, errno_io, openat2_beneath};
+use crate::error::{Error, Result, scarce};
 
 /// The longest root-relative path found again in one openat2 call (the kernel's `PATH_MAX`,
 /// with its terminating NUL).

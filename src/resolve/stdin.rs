@@ -55,12 +55,19 @@ impl Gate {
                 // unexcluded, to this very object lets it be read.
                 let name =
                     rustix::fs::readlink(c"/proc/self/fd/0", Vec::new()).map_err(|_| denied())?;
-                let node = self.resolve(name.as_bytes()).map_err(|_| denied())?;
+                let node = self.resolve(name.as_bytes()).map_err(|e| match e {
+                    // Running short of descriptors says nothing about the file: never a denial.
+                    // Only the reason is kept, not the name it was resolved by.
+                    Error::Shortage(m) => {
+                        Error::Shortage(format!("-: {}", m.rsplit(": ").next().unwrap_or("")))
+                    }
+                    _ => denied(),
+                })?;
                 if node.stat.st_dev != st.st_dev || node.stat.st_ino != st.st_ino {
                     return Err(denied());
                 }
                 let file = self.open_read(&node, "-").map_err(|e| match e {
-                    Error::Io(_) => e,
+                    Error::Io(_) | Error::Shortage(_) => e,
                     _ => denied(),
                 })?;
                 let offset = rustix::fs::seek(fd, rustix::fs::SeekFrom::Current(0)).unwrap_or(0);

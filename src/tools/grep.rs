@@ -244,6 +244,12 @@ struct Found {
     rest: Option<Rest>,
     /// The file was skipped as binary.
     binary: bool,
+    /// The file could not be opened or read (permission refused, a read error): it is left out
+    /// and counted in a note (docs/contract.md#notes).
+    unreadable: bool,
+    /// The process ran short of descriptors or memory on this file: the search ends with this
+    /// `io:` error when the file's turn to be printed comes, after the files before it.
+    shortage: Option<Error>,
     /// The secrets redacted in what was searched.
     tally: Option<Tally>,
     /// The read, for the check that must follow it before its lines are printed.
@@ -736,40 +742,65 @@ struct Job {
     limits: Snapshot,
 }
 
-/// Searches a walked file; a file that vanished, is no longer a regular file or may not be read
-/// is skipped, as in any walk, and a binary file costs only the bytes that showed it binary.
+/// Searches a walked file. One that vanished, is no longer a regular file or is refused (a hard
+/// link under `hardlinks = "deny"`) is left out without a word, as in any walk; one that cannot
+/// be opened or read is left out and counted; running short of descriptors or memory is kept as
+/// the error the search ends with. A binary file costs only the bytes that showed it binary.
+/// `shown` is the caller's PATH, for errors.
 fn search_job(
     ctx: &Ctx<'_>,
     search: &Search,
     job: &Job,
+    shown: &str,
     stop: &AtomicBool,
     held: &AtomicUsize,
 ) -> Found {
-    let Some(node) = ctx.gate.child(&job.dir, &job.name) else {
-        return Found::default();
+    let mut found = match search_file(ctx, search, job, shown, stop, held) {
+        Ok(f) => f,
+        Err(e @ Error::Shortage(_)) => Found {
+            shortage: Some(e),
+            ..Found::default()
+        },
+        // What was found before a read error is dropped with the file.
+        Err(_) => Found {
+            unreadable: true,
+            ..Found::default()
+        },
     };
-    let Ok(file) = ctx.gate.open_read(&node, "") else {
-        return Found::default();
+    // What was read, and what failed, is used once the directory is found again at its place.
+    found.ticket = Some(ctx.gate.read_through(&job.dir));
+    found
+}
+
+fn search_file(
+    ctx: &Ctx<'_>,
+    search: &Search,
+    job: &Job,
+    shown: &str,
+    stop: &AtomicBool,
+    held: &AtomicUsize,
+) -> Result<Found, Error> {
+    let Some(node) = ctx.gate.child(&job.dir, &job.name, shown)? else {
+        return Ok(Found::default());
+    };
+    let file = match ctx.gate.open_read(&node, shown) {
+        Ok(f) => f,
+        Err(Error::Denied(_) | Error::NotAFile(_)) => return Ok(Found::default()),
+        Err(e) => return Err(e),
     };
     let size = u64::try_from(node.stat().st_size).unwrap_or(0);
-    let mut lines = Lines::new(file, Some(size), &shown(&job.display));
-    let mut found = match probe_binary(&mut lines) {
-        Ok((false, _)) => {
+    let mut lines = Lines::new(file, Some(size), shown);
+    match probe_binary(&mut lines)? {
+        (false, _) => {
             let filter = Filter::new(ctx.policy.redact);
-            search
-                .collect(lines, filter, &job.display, job.limits, stop, held)
-                .unwrap_or_default()
+            search.collect(lines, filter, &job.display, job.limits, stop, held)
         }
-        Ok((true, probed)) => Found {
+        (true, probed) => Ok(Found {
             consumed: probed as u64,
             binary: true,
             ..Found::default()
-        },
-        Err(_) => Found::default(),
-    };
-    // What was read is used once the directory is found again at its place.
-    found.ticket = Some(ctx.gate.read_through(&job.dir));
-    found
+        }),
+    }
 }
 
 /// Files handed to a worker at once (fewer hand-overs, less waking of threads).
@@ -790,6 +821,8 @@ struct Printer<'c, 'a> {
     waiting: BTreeMap<usize, (Vec<u8>, Found)>,
     found: bool,
     binary: usize,
+    /// Files that could not be opened or read.
+    unreadable: usize,
     /// Printing stopped: nothing more is printed.
     ended: bool,
 }
@@ -819,8 +852,11 @@ impl Printer<'_, '_> {
             self.next += 1;
             // Lines, or a stop, come only from files whose directory was found again at its
             // place since they were read.
-            let used =
-                !f.out.is_empty() || f.rest.is_some() || f.consumed > self.ctx.budget.read_left();
+            let used = !f.out.is_empty()
+                || f.rest.is_some()
+                || f.consumed > self.ctx.budget.read_left()
+                || f.unreadable
+                || f.shortage.is_some();
             self.ctx
                 .gate
                 .settle_for(f.ticket.filter(|_| used), self.shown)?;
@@ -846,8 +882,14 @@ impl Printer<'_, '_> {
     /// (docs/contract.md#limits). A handed-back file goes on here, streamed.
     fn emit(&mut self, display: &[u8], f: Found) -> Result<(), Stop> {
         let ctx = self.ctx;
+        if let Some(e) = f.shortage {
+            return Err(e.into());
+        }
         if f.binary {
             self.binary += 1;
+        }
+        if f.unreadable {
+            self.unreadable += 1;
         }
         let left = ctx.budget.read_left();
         if f.consumed > left {
@@ -882,7 +924,14 @@ impl Printer<'_, '_> {
             );
             rest.filter.report(ctx.out);
             self.found |= result.as_ref().is_ok_and(|&m| m);
-            result?;
+            match result {
+                // A read error part way: the file is counted as one that could not be read
+                // (its lines before the error are out already).
+                Err(Stop::Error(Error::Io(_))) => self.unreadable += 1,
+                other => {
+                    other?;
+                }
+            }
         }
         Ok(())
     }
@@ -949,6 +998,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         waiting: BTreeMap::new(),
         found: false,
         binary: 0,
+        unreadable: 0,
         ended: false,
     };
     let mut count = 0;
@@ -968,7 +1018,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             if wanted(e) {
                 let job = job_of(e, count);
                 count += 1;
-                let found = search_job(ctx, &search, &job, &stop, &held);
+                let found = search_job(ctx, &search, &job, &path, &stop, &held);
                 printer.take(job.index, job.display, found)?;
             }
             Ok(())
@@ -1009,7 +1059,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     };
     // The notes and the answer depend on every directory read: all are found again first.
     ctx.gate.settle(&path)?;
-    note_skipped(ctx, printer.binary);
+    note_skipped(ctx, printer.binary, printer.unreadable);
     skipped.note(ctx.out);
     if result.is_ok() && !printer.found {
         skipped.note_ignored_when_empty(ctx.out, "line matched");
@@ -1047,13 +1097,22 @@ fn search_one(
     result
 }
 
-/// The note of a directory search that skipped binary files (docs/contract.md#notes).
-fn note_skipped(ctx: &Ctx<'_>, binary: usize) {
+/// The notes of a directory search that skipped binary files, or files it could not open or
+/// read (docs/contract.md#notes).
+fn note_skipped(ctx: &Ctx<'_>, binary: usize, unreadable: usize) {
+    let files = |n: usize| if n == 1 { "file" } else { "files" };
     if binary > 0 {
-        let files = if binary == 1 { "file" } else { "files" };
         ctx.out.note(format!(
-            "{binary} binary {files} skipped (a NUL byte in the first 8 KiB); name one as PATH to \
-             search it"
+            "{binary} binary {} skipped (a NUL byte in the first 8 KiB); name one as PATH to \
+             search it",
+            files(binary)
+        ));
+    }
+    if unreadable > 0 {
+        ctx.out.note(format!(
+            "{unreadable} {} could not be read and {} skipped",
+            files(unreadable),
+            if unreadable == 1 { "was" } else { "were" }
         ));
     }
 }
@@ -1073,6 +1132,7 @@ fn parallel<'a>(
     job_of: &dyn Fn(&Entry<'_>, usize) -> Job,
     count: &mut usize,
 ) -> Result<(), Stop> {
+    let shown = printer.shown;
     let (job_tx, job_rx) = mpsc::sync_channel::<Vec<Job>>(workers * 2);
     let job_rx = Mutex::new(job_rx);
     // Each file's result is sent as soon as it is searched, so that a file searched early is
@@ -1092,7 +1152,7 @@ fn parallel<'a>(
                         let f = if stop.load(Ordering::Relaxed) {
                             Found::default()
                         } else {
-                            search_job(ctx, search, &job, stop, held)
+                            search_job(ctx, search, &job, shown, stop, held)
                         };
                         held.fetch_add(f.out.len(), Ordering::Relaxed);
                         if done_tx.send((job.index, job.display, f)).is_err() {

@@ -131,3 +131,25 @@ pub fn max_open_files(n: u64) -> ChildSetup {
         Ok(())
     })
 }
+
+/// A child setup under which file permissions bind readbox even when the tests run as root: it
+/// drops the capabilities that override them (`CAP_DAC_OVERRIDE`, `CAP_DAC_READ_SEARCH`) from the
+/// bounding set, so that the program it starts never has them. Where that is not permitted it does
+/// nothing; the caller checks that a file without read permission is refused before it relies on
+/// it.
+pub fn permissions_bind() -> ChildSetup {
+    // linux/capability.h
+    const CAP_DAC_OVERRIDE: libc::c_ulong = 1;
+    const CAP_DAC_READ_SEARCH: libc::c_ulong = 2;
+    Arc::new(|| {
+        // SAFETY: plain system calls with integer arguments.
+        unsafe {
+            if libc::geteuid() == 0 {
+                for cap in [CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH] {
+                    libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+                }
+            }
+        }
+        Ok(())
+    })
+}

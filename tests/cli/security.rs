@@ -835,6 +835,94 @@ fn directories_waiting_for_their_second_check_hold_no_descriptor() {
 }
 
 #[test]
+fn grep_that_runs_out_of_descriptors_answers_io_never_fewer_matches() {
+    // 200 matching files. Under a limit of 5 descriptors (the three standard ones and the root's
+    // handle leave one), no file can be opened for reading; under higher limits, how many can be
+    // depends on how many workers search at once. Whatever the limit, the answer is all 200
+    // matches, or the matches of the files before the one that could not be opened and an `io:`
+    // error: never fewer matches with a success and no word.
+    let mut env = TestEnv::new();
+    let all: String = (0..200).map(|i| format!("f{i:03}:1:needle\n")).collect();
+    for i in 0..200 {
+        env.write(&format!("f{i:03}"), "needle\n");
+    }
+    for limit in [5, 6, 7, 8, 10, 12, 16, 19] {
+        env.child_setup(kernel::max_open_files(limit));
+        let a = env.run("grep", &["needle"]);
+        assert!(a.notes.is_empty(), "limit {limit}: {:?}", a.notes);
+        if a.error.is_none() {
+            assert!(
+                limit > 5,
+                "limit 5 leaves no descriptor to read a file with"
+            );
+            a.ok(&all);
+        } else {
+            a.fails("io", "too many open files");
+            assert!(all.starts_with(&a.output), "limit {limit}: {}", a.output);
+        }
+    }
+}
+
+#[test]
+fn a_walk_that_runs_out_of_descriptors_answers_io_never_a_skipped_directory() {
+    // A walk holds a handle for each directory it is in: 15 nested directories under a limit of
+    // 12 descriptors run out part way down. That is the process's shortage, not an unreadable
+    // directory: an `io:` error, not a note that one was skipped.
+    let mut env = TestEnv::new();
+    let deep = "d/".repeat(15);
+    env.write(&format!("{deep}f"), "needle\n");
+    env.child_setup(kernel::max_open_files(12));
+    for (tool, args) in [("find", vec!["."]), ("grep", vec!["needle", "."])] {
+        let a = env.run(tool, &args);
+        a.fails("io", ".: too many open files");
+        assert!(a.notes.is_empty(), "{tool}: {:?}", a.notes);
+        // What was listed before is kept: the first directories, in order.
+        for (i, line) in a.lines().iter().enumerate() {
+            assert_eq!(*line, "d/".repeat(i + 1), "{tool}");
+        }
+    }
+}
+
+#[test]
+fn files_and_directories_a_walk_may_not_read_are_counted_in_a_note() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut env = TestEnv::new();
+    for name in ["a.txt", "b.txt", "c.txt", "sub/d.txt", "shut/e.txt"] {
+        env.write(name, "needle\n");
+    }
+    let root = env.root();
+    let chmod = |rel: &str, mode: u32| {
+        std::fs::set_permissions(root.join(rel), std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    chmod("b.txt", 0o000);
+    chmod("shut", 0o000);
+    env.child_setup(kernel::permissions_bind());
+    if env.run("cat", &["b.txt"]).error.is_none() {
+        eprintln!("skipped: file permissions do not bind readbox here");
+        return;
+    }
+    let a = env.run("grep", &["needle"]);
+    a.ok("a.txt:1:needle\nc.txt:1:needle\nsub/d.txt:1:needle\n");
+    assert_eq!(
+        a.notes,
+        [
+            "1 file could not be read and was skipped",
+            "1 directory could not be read and was skipped"
+        ]
+    );
+    let a = env.run("find", &[".", "*.txt"]);
+    a.ok("a.txt\nb.txt\nc.txt\nsub/d.txt\n");
+    assert_eq!(a.notes, ["1 directory could not be read and was skipped"]);
+    // Named as PATH, each is an error.
+    env.run("grep", &["needle", "b.txt"])
+        .fails("io", "b.txt: permission denied");
+    env.run("grep", &["needle", "shut"])
+        .fails("io", "shut: permission denied");
+    // So that the sandbox can be removed by a user other than root.
+    chmod("shut", 0o755);
+}
+
+#[test]
 fn a_call_that_names_a_field_twice_is_refused() {
     let env = TestEnv::new();
     env.write("a", "inside a\n");
