@@ -11,7 +11,7 @@
 //! timeout watchdog calls [`Output::finish`] first closes the envelope; pushes after that are
 //! refused, so nothing follows the closing brace.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use crate::error::Error;
 use crate::redact::Tally;
@@ -215,7 +215,7 @@ impl Output {
         self.cap
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, State> {
         // A poisoned lock only means another thread panicked mid-push; the bytes are still ours.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -478,26 +478,51 @@ impl Output {
         }
     }
 
-    /// The size of the output so far, whether it was cut, and the secrets redacted.
+    /// Holds the output for its end, once a push in progress is done, and settles it: what
+    /// [`Closing::summary`] reports is then exactly what [`Closing::finish`] writes.
+    pub fn close(&self) -> Closing<'_> {
+        self.closing(self.lock())
+    }
+
+    fn closing<'a>(&'a self, mut st: MutexGuard<'a, State>) -> Closing<'a> {
+        if !st.finished {
+            self.settle(&mut st);
+        }
+        Closing { out: self, st }
+    }
+
+    /// Writes the end of this call's answer ([`Closing::finish`]), waiting for a push in progress.
+    pub fn finish(&self, label: &str, error: Option<&Error>) {
+        self.close().finish(label, error);
+    }
+}
+
+/// The output of a call held for its end ([`Output::close`]): no push comes in between.
+pub struct Closing<'a> {
+    out: &'a Output,
+    st: MutexGuard<'a, State>,
+}
+
+impl Closing<'_> {
+    /// The size of the output, settled (held-back bytes are shown or left out by now), whether it
+    /// was cut, and the secrets redacted.
     pub fn summary(&self) -> Summary {
-        let st = self.lock();
         Summary {
-            output_bytes: st.len,
-            truncated: st.truncated,
-            redactions: st.redactions.total(),
+            output_bytes: self.st.len,
+            truncated: self.st.truncated,
+            redactions: self.st.redactions.total(),
         }
     }
 
     /// Writes the end of this call's answer: the closing fields of the envelope (json) or the
     /// last of the output, the notes and the error line (text). `label` names the tool in
     /// text-format messages (`cat: not found: x`). Only the first call writes anything.
-    pub fn finish(&self, label: &str, error: Option<&Error>) {
-        let mut st = self.lock();
+    pub fn finish(mut self, label: &str, error: Option<&Error>) {
+        let out = self.out;
+        let st = &mut *self.st;
         if st.finished {
             return;
         }
-        let st = &mut *st;
-        self.settle(st);
         st.finished = true;
         let truncated = st.truncated && error.is_none();
         let mut notes = Vec::new();
@@ -505,13 +530,13 @@ impl Output {
             notes.push(st.truncation_note.take().unwrap_or_else(|| {
                 format!(
                     "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES)",
-                    self.cap
+                    out.cap
                 )
             }));
         }
         notes.extend(st.redactions.note());
         notes.append(&mut st.notes);
-        match self.format {
+        match out.format {
             Format::Json => {
                 st.sink.open();
                 let tail = envelope_tail(error, truncated, &notes);
@@ -527,10 +552,7 @@ impl Output {
                 if let Some(e) = error {
                     lines.push_str(&format!("{label}: {}\n", escape_controls(&e.to_string())));
                 } else if truncated && !st.sink.closed {
-                    lines.push_str(&format!(
-                        "{label}: output truncated at {} bytes\n",
-                        self.cap
-                    ));
+                    lines.push_str(&format!("{label}: output truncated at {} bytes\n", out.cap));
                 }
                 write_stderr(lines.as_bytes());
             }
@@ -1054,6 +1076,20 @@ mod tests {
     }
 
     #[test]
+    fn the_summary_counts_only_output_that_is_out() {
+        // "twotwo" is held back (it might become a long line), then left out at the end.
+        let out = Output::new(Format::Json, 10);
+        out.push(b"one\n").unwrap();
+        out.push(b"twotwotwo").unwrap();
+        let closing = out.close();
+        assert_eq!(closing.summary().output_bytes, 4);
+        assert!(closing.summary().truncated);
+        closing.finish("cat", None);
+        let answer: serde_json::Value = serde_json::from_slice(&raw(&out)).unwrap();
+        assert_eq!(answer["output"], "one\n");
+    }
+
+    #[test]
     fn a_line_begun_far_from_the_cap_is_cut_inside() {
         // 70,000 bytes of the line are shown far from a 200,000-byte cap; the cap then falls in
         // the same line, which is longer than LONG_LINE: cut at the cap.
@@ -1061,7 +1097,7 @@ mod tests {
         out.push(b"a\n").unwrap();
         out.push(&vec![b'x'; 70_000]).unwrap();
         assert_eq!(out.push(&vec![b'x'; 200_000]), Err(Stop::Truncated));
-        assert_eq!(out.summary().output_bytes, 200_000);
+        assert_eq!(out.close().summary().output_bytes, 200_000);
         assert_eq!(raw(&out).len(), 200_000);
     }
 

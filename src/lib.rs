@@ -90,16 +90,18 @@ impl Call {
         if self.answered.swap(true, Ordering::SeqCst) {
             return None;
         }
+        // Settled before the summary: the log counts the output the envelope holds, not bytes
+        // held back that the end may still leave out.
+        let closing = self.out.close();
         let (mut error, mut status) = (error, status);
         if let Some(log) = &self.audit {
-            let summary = self.out.summary();
             // The output may be out already; a log that fails now still makes the call fail.
-            if let Err(e) = log.end(&self.record, status, error.as_ref(), summary) {
+            if let Err(e) = log.end(&self.record, status, error.as_ref(), closing.summary()) {
                 error = Some(e);
                 status = EXIT_ERROR;
             }
         }
-        self.out.finish(&self.label, error.as_ref());
+        closing.finish(&self.label, error.as_ref());
         Some(status)
     }
 }

@@ -1476,6 +1476,39 @@ fn the_audit_log_gets_a_start_and_an_end_line_per_call() {
 }
 
 #[test]
+fn the_audit_log_counts_only_the_output_written() {
+    // The last line crosses the cap and ends the file: it is held back while it could still turn
+    // out a long line (cut inside), then left out whole. Only "one\n" is written.
+    for format in ["json", "text"] {
+        let mut env = TestEnv::new();
+        env.write("f.txt", "one\ntwotwotwo");
+        let log = env.base().join("audit.jsonl");
+        let cfg = env.config(
+            "audit.toml",
+            &format!(
+                "audit_log = {}\nmax_output_bytes = 10\n",
+                toml_str(&s(&log))
+            ),
+        );
+        env.var("READBOX_CONFIG", &s(&cfg))
+            .var("READBOX_FORMAT", format);
+        let a = env.run("cat", &["f.txt"]);
+        assert_eq!(a.status, 0, "{format}");
+        match format {
+            "json" => {
+                a.ok("one\n");
+                assert!(a.truncated);
+            }
+            _ => assert_eq!(a.stdout, b"one\n"),
+        }
+        let lines = audit_lines(&log);
+        assert_eq!(lines.len(), 2, "{format}: {lines:?}");
+        assert_eq!(lines[1]["output_bytes"], 4, "{format}: {}", lines[1]);
+        assert_eq!(lines[1]["truncated"], true, "{format}: {}", lines[1]);
+    }
+}
+
+#[test]
 fn a_relative_audit_log_is_taken_from_the_config_files_folder() {
     let mut env = TestEnv::new();
     env.write("a.txt", "a\n");
