@@ -9,9 +9,14 @@
 //!
 //! Invariant: exactly one answer is written per call, once. Whichever of the main thread and the
 //! timeout watchdog calls [`Output::finish`] first closes the envelope; pushes after that are
-//! refused, so nothing follows the closing brace.
+//! refused, so nothing follows the closing brace. A push holds the output while it writes, so a
+//! stdout that nobody reads can hold it for good: the watchdog and the panic hook therefore wait
+//! only so long for it ([`Output::try_close`]), and then leave the envelope unclosed
+//! ([`Output::abandon`]) rather than wait with it.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::time::{Duration, Instant};
 
 use crate::error::Error;
 use crate::redact::Tally;
@@ -72,6 +77,16 @@ pub struct Output {
     /// `max_output_bytes`: the cap on the UTF-8 bytes (json) or raw bytes (text) of `output`.
     cap: usize,
     state: Mutex<State>,
+    /// The summary as of the last push, readable while a writer holds `state`.
+    so_far: SoFar,
+}
+
+/// What [`Output::summary_so_far`] reports, kept outside the lock.
+#[derive(Default)]
+struct SoFar {
+    output_bytes: AtomicUsize,
+    truncated: AtomicBool,
+    redactions: AtomicU64,
 }
 
 #[derive(Default)]
@@ -202,6 +217,7 @@ impl Output {
                 },
                 ..State::default()
             }),
+            so_far: SoFar::default(),
         }
     }
 
@@ -220,6 +236,12 @@ impl Output {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Holds the output as a push does, for tests of what waits on it.
+    #[cfg(test)]
+    pub(crate) fn hold(&self) -> impl Sized + '_ {
+        self.lock()
+    }
+
     /// Appends `bytes` to the output: raw file content or text (json format decodes it as
     /// `String::from_utf8_lossy` does, across pushes).
     ///
@@ -229,10 +251,18 @@ impl Output {
     /// or stdout was closed. The caller must stop working.
     pub fn push(&self, bytes: &[u8]) -> Result<(), Stop> {
         let mut st = self.lock();
+        let pushed = self.push_locked(&mut st, bytes);
+        // Held-back bytes are not out (yet): they may still be left out.
+        let out = st.len.saturating_sub(st.pending.len());
+        self.so_far.output_bytes.store(out, Ordering::Relaxed);
+        self.so_far.truncated.store(st.truncated, Ordering::Relaxed);
+        pushed
+    }
+
+    fn push_locked(&self, st: &mut State, bytes: &[u8]) -> Result<(), Stop> {
         if st.finished || st.sink.closed || (st.truncated && !st.over) {
             return Err(Stop::Truncated);
         }
-        let st = &mut *st;
         match self.format {
             Format::Text => {
                 if st.pending.is_empty()
@@ -432,6 +462,7 @@ impl Output {
     /// start that do not fit).
     pub fn mark_truncated(&self) {
         self.lock().truncated = true;
+        self.so_far.truncated.store(true, Ordering::Relaxed);
     }
 
     /// The end of `text` (raw content, decoded as this format writes it) that fits in `room`
@@ -464,7 +495,10 @@ impl Output {
 
     /// Adds an input's redactions to the call's: the note and the audit log report them.
     pub fn add_redactions(&self, tally: &Tally) {
-        self.lock().redactions.add(tally);
+        let mut st = self.lock();
+        st.redactions.add(tally);
+        let total = st.redactions.total();
+        self.so_far.redactions.store(total, Ordering::Relaxed);
     }
 
     /// Adds a note (docs/contract.md#notes): one line the caller should see, without the call
@@ -484,6 +518,23 @@ impl Output {
         self.closing(self.lock())
     }
 
+    /// As [`Output::close`], but `None` when a writer still holds the output after `grace`: it is
+    /// blocked on a stdout that nobody reads, or it is the caller's own thread, panicking in a
+    /// push. Either way, waiting longer could be waiting for ever.
+    pub fn try_close(&self, grace: Duration) -> Option<Closing<'_>> {
+        let start = Instant::now();
+        loop {
+            match self.state.try_lock() {
+                Ok(st) => return Some(self.closing(st)),
+                Err(TryLockError::Poisoned(e)) => return Some(self.closing(e.into_inner())),
+                Err(TryLockError::WouldBlock) if start.elapsed() < grace => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(TryLockError::WouldBlock) => return None,
+            }
+        }
+    }
+
     fn closing<'a>(&'a self, mut st: MutexGuard<'a, State>) -> Closing<'a> {
         if !st.finished {
             self.settle(&mut st);
@@ -491,9 +542,31 @@ impl Output {
         Closing { out: self, st }
     }
 
+    /// The summary as of the last push, for an end that could not hold the output
+    /// ([`Output::try_close`] gave up): the output that went into the writes before the one
+    /// that blocked, which its reader may not all have taken.
+    pub fn summary_so_far(&self) -> Summary {
+        Summary {
+            output_bytes: self.so_far.output_bytes.load(Ordering::Relaxed),
+            truncated: self.so_far.truncated.load(Ordering::Relaxed),
+            redactions: self.so_far.redactions.load(Ordering::Relaxed),
+        }
+    }
+
     /// Writes the end of this call's answer ([`Closing::finish`]), waiting for a push in progress.
     pub fn finish(&self, label: &str, error: Option<&Error>) {
         self.close().finish(label, error);
+    }
+
+    /// Ends a call whose output could not be held ([`Output::try_close`] gave up): nothing more
+    /// goes to stdout, whose reader has stopped taking what is there, so the envelope stays
+    /// unclosed. The error goes to stderr as the text format writes it (`cat: timeout: …`), if
+    /// stderr takes it without waiting.
+    pub fn abandon(&self, label: &str, error: Option<&Error>) {
+        if let Some(e) = error {
+            let line = format!("{label}: {}\n", escape_controls(&e.to_string()));
+            write_stderr_if_ready(line.as_bytes());
+        }
     }
 }
 
@@ -587,6 +660,24 @@ fn write_stderr(mut bytes: &[u8]) {
             Err(rustix::io::Errno::INTR) => {}
             Err(_) => return,
         }
+    }
+}
+
+/// Writes `bytes` (a short line) to stderr only if it can take them at once: a stderr that nobody
+/// reads must not hold a call that is ending because its stdout is not read.
+fn write_stderr_if_ready(bytes: &[u8]) {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let stderr = rustix::stdio::stderr();
+    let mut fds = [PollFd::new(&stderr, PollFlags::OUT)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    if rustix::event::poll(&mut fds, Some(&now)).is_ok_and(|n| n > 0)
+        && fds[0].revents().contains(PollFlags::OUT)
+    {
+        // A pipe with room for a page takes a line this short without waiting.
+        let _ = rustix::io::write(stderr, bytes);
     }
 }
 
@@ -1081,12 +1172,25 @@ mod tests {
         let out = Output::new(Format::Json, 10);
         out.push(b"one\n").unwrap();
         out.push(b"twotwotwo").unwrap();
+        assert_eq!(out.summary_so_far().output_bytes, 4);
         let closing = out.close();
         assert_eq!(closing.summary().output_bytes, 4);
         assert!(closing.summary().truncated);
         closing.finish("cat", None);
         let answer: serde_json::Value = serde_json::from_slice(&raw(&out)).unwrap();
         assert_eq!(answer["output"], "one\n");
+    }
+
+    #[test]
+    fn closing_gives_up_on_an_output_held_past_the_grace() {
+        let out = Output::new(Format::Json, 100);
+        out.push(b"a\n").unwrap();
+        let held = out.hold();
+        let start = Instant::now();
+        assert!(out.try_close(Duration::from_millis(50)).is_none());
+        assert!(start.elapsed() >= Duration::from_millis(50));
+        drop(held);
+        assert!(out.try_close(Duration::from_millis(50)).is_some());
     }
 
     #[test]

@@ -56,13 +56,13 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use call::Ctx;
 use dispatch::{Invocation, Meta};
 use envelope::{Format, Output, Stop};
 use error::Error;
-use limits::{Budget, Deadline};
+use limits::{Budget, Deadline, LOCK_GRACE};
 use policy::Policy;
 use registry::Outcome;
 use resolve::Gate;
@@ -86,22 +86,35 @@ static CURRENT: OnceLock<Arc<Call>> = OnceLock::new();
 impl Call {
     /// Writes the answer (and the audit line) unless another thread already did. Returns the
     /// exit status, or `None` when the answer was not ours to give.
-    fn answer(&self, error: Option<Error>, status: i32) -> Option<i32> {
+    ///
+    /// The main thread, whose pushes are done, waits for the output (`grace` is `None`). The
+    /// watchdog waits only `grace` for a writer that holds it: past that, it is blocked on a
+    /// stdout nobody reads, and the call ends without closing the envelope ([`Output::abandon`]).
+    fn answer(&self, error: Option<Error>, status: i32, grace: Option<Duration>) -> Option<i32> {
         if self.answered.swap(true, Ordering::SeqCst) {
             return None;
         }
         // Settled before the summary: the log counts the output the envelope holds, not bytes
         // held back that the end may still leave out.
-        let closing = self.out.close();
+        let closing = match grace {
+            None => Some(self.out.close()),
+            Some(grace) => self.out.try_close(grace),
+        };
         let (mut error, mut status) = (error, status);
         if let Some(log) = &self.audit {
+            let summary = closing
+                .as_ref()
+                .map_or_else(|| self.out.summary_so_far(), |c| c.summary());
             // The output may be out already; a log that fails now still makes the call fail.
-            if let Err(e) = log.end(&self.record, status, error.as_ref(), closing.summary()) {
+            if let Err(e) = log.end(&self.record, status, error.as_ref(), summary) {
                 error = Some(e);
                 status = EXIT_ERROR;
             }
         }
-        closing.finish(&self.label, error.as_ref());
+        match closing {
+            Some(closing) => closing.finish(&self.label, error.as_ref()),
+            None => self.out.abandon(&self.label, error.as_ref()),
+        }
         Some(status)
     }
 }
@@ -209,7 +222,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             } else {
                 let watched = call.clone();
                 Deadline::new(start, policy.timeout).watch(move |err| {
-                    if let Some(status) = watched.answer(Some(err), EXIT_ERROR) {
+                    if let Some(status) = watched.answer(Some(err), EXIT_ERROR, Some(LOCK_GRACE)) {
                         std::process::exit(status);
                     }
                 });
@@ -223,7 +236,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             }
         }
     };
-    call.answer(error, status).unwrap_or_else(|| {
+    call.answer(error, status, None).unwrap_or_else(|| {
         // The watchdog answered first and is ending the process.
         std::thread::park();
         EXIT_ERROR
@@ -361,7 +374,7 @@ fn install_panic_hook() {
         let e = Error::Io("internal error".into());
         match CURRENT.get() {
             Some(call) => {
-                call.answer(Some(e), EXIT_ERROR);
+                call.answer(Some(e), EXIT_ERROR, None);
             }
             None => {
                 answer_now(Format::Json, "readbox", "", Some(e), EXIT_ERROR);

@@ -4,12 +4,22 @@
 //!
 //! Budgets are charged for what a tool consumed, never for its buffer sizes
 //! (docs/contract.md#decisions-on-details). The watchdog is the only thing that enforces the
-//! timeout: it answers for the call at the deadline even when the main thread is blocked in a read.
+//! timeout: it answers for the call at the deadline even when the main thread is blocked in a read,
+//! and ends the process soon after even when the answer cannot be written.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::error::Error;
+use crate::error::{EXIT_ERROR, Error};
+
+/// How long the watchdog (and the panic hook) wait for the output when they answer for the call.
+/// A writer that holds it longer is blocked on a standard output nobody reads: the envelope cannot
+/// be closed then, and is not (docs/contract.md#limits).
+pub const LOCK_GRACE: Duration = Duration::from_millis(200);
+
+/// How long after the deadline the process ends with [`EXIT_ERROR`] if it is still there: well
+/// within the half second of docs/contract.md#limits, and past [`LOCK_GRACE`].
+const EXIT_GRACE: Duration = Duration::from_millis(400);
 
 /// The read and entry budgets of one call.
 #[derive(Debug)]
@@ -105,22 +115,36 @@ impl Deadline {
     }
 
     /// Starts the watchdog: at the deadline, `on_timeout` runs on its own thread (it writes the
-    /// answer and ends the process). The thread is detached; a call that ends first simply exits.
+    /// answer and ends the process). Whoever writes the answer, a write can block on a standard
+    /// output or error that nobody reads, and then nothing returns: so a process still there
+    /// [`EXIT_GRACE`] after the deadline ends with [`EXIT_ERROR`]. The thread is detached; a call
+    /// that ends first simply exits.
     pub fn watch(self, on_timeout: impl FnOnce(Error) + Send + 'static) {
         let spawned = std::thread::Builder::new()
             .name("readbox-watchdog".into())
             .spawn(move || {
-                loop {
-                    let now = Instant::now();
-                    if now >= self.at {
-                        break;
-                    }
-                    std::thread::sleep(self.at - now);
-                }
+                sleep_until(self.at);
+                let backstop = std::thread::Builder::new()
+                    .name("readbox-backstop".into())
+                    .spawn(move || {
+                        sleep_until(self.at.checked_add(EXIT_GRACE).unwrap_or(self.at));
+                        std::process::exit(EXIT_ERROR);
+                    });
+                drop(backstop);
                 on_timeout(self.error());
             });
         // Without a watchdog thread the call still has every other limit; say nothing.
         drop(spawned);
+    }
+}
+
+fn sleep_until(at: Instant) {
+    loop {
+        let now = Instant::now();
+        if now >= at {
+            return;
+        }
+        std::thread::sleep(at - now);
     }
 }
 

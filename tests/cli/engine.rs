@@ -2,6 +2,8 @@
 //! the caps, the deadline while output streams, the whole-line cut, tail's end, the continuation
 //! notes, and the audit log's two lines.
 
+use std::io::Read;
+use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::{Answer, TestEnv};
@@ -75,6 +77,90 @@ fn the_deadline_holds_while_output_streams() {
     );
     a.fails("timeout", "0.3 s");
     assert!(!a.output.is_empty() && a.output.bytes().all(|b| b == 0));
+}
+
+/// Waits up to `bound` for `child` to end; kills it (and returns `None`) if it has not.
+fn ends_within(child: &mut Child, bound: Duration) -> Option<ExitStatus> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        if start.elapsed() > bound {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Far more than the deadline plus the contract's half second, on a loaded machine too; a call
+/// held by its output never ends at all.
+const ENDS_BY: Duration = Duration::from_secs(5);
+
+#[test]
+fn the_deadline_holds_while_nobody_reads_stdout() {
+    let mut env = TestEnv::new();
+    big_file(&env, "big.txt", 4 << 20);
+    env.var("READBOX_TIMEOUT", "0.3")
+        .var("READBOX_MAX_OUTPUT_BYTES", GIB)
+        .var("READBOX_MAX_READ_BYTES", GIB);
+    for format in ["json", "text"] {
+        // The pipe fills long before 4 MiB, so readbox's write blocks with the output held.
+        let mut child = env
+            .readbox_command()
+            .env("READBOX_FORMAT", format)
+            .args(["cat", "big.txt"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let status = ends_within(&mut child, ENDS_BY);
+        assert!(
+            status.is_some(),
+            "{format}: still running after {ENDS_BY:?}"
+        );
+        assert_eq!(status.unwrap().code(), Some(2), "{format}");
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        assert!(
+            stderr.contains("cat: timeout: the call took longer than 0.3 s"),
+            "{format}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn the_deadline_holds_while_the_answer_blocks_on_stderr() {
+    let mut env = TestEnv::new();
+    env.write("f.txt", "one\ntwo\nthree\n");
+    env.var("READBOX_TIMEOUT", "0.5")
+        .var("READBOX_FORMAT", "text")
+        .var("READBOX_MAX_OUTPUT_BYTES", "4");
+    // A pipe already full: the truncation note that ends the answer cannot be written.
+    let (reader, writer) = std::io::pipe().unwrap();
+    let flags = rustix::fs::fcntl_getfl(&writer).unwrap();
+    rustix::fs::fcntl_setfl(&writer, flags | rustix::fs::OFlags::NONBLOCK).unwrap();
+    let chunk = [b'x'; 4096];
+    while rustix::io::write(&writer, &chunk).is_ok() {}
+    rustix::fs::fcntl_setfl(&writer, flags).unwrap();
+    let mut child = env
+        .readbox_command()
+        .args(["cat", "f.txt"])
+        .stdout(Stdio::null())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    let status = ends_within(&mut child, ENDS_BY);
+    drop(reader);
+    assert!(status.is_some(), "still running after {ENDS_BY:?}");
+    assert_eq!(status.unwrap().code(), Some(2));
 }
 
 #[test]
