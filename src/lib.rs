@@ -88,8 +88,9 @@ impl Call {
     /// exit status, or `None` when the answer was not ours to give.
     ///
     /// The main thread, whose pushes are done, waits for the output (`grace` is `None`). The
-    /// watchdog waits only `grace` for a writer that holds it: past that, it is blocked on a
-    /// stdout nobody reads, and the call ends without closing the envelope ([`Output::abandon`]).
+    /// watchdog and the panic hook wait only `grace` for a writer that holds it: past that, it is
+    /// blocked on a stdout nobody reads (or it is the panicking thread itself), and the call ends
+    /// without closing the envelope ([`Output::abandon`]).
     fn answer(&self, error: Option<Error>, status: i32, grace: Option<Duration>) -> Option<i32> {
         if self.answered.swap(true, Ordering::SeqCst) {
             return None;
@@ -365,21 +366,57 @@ fn answer_now(format: Format, label: &str, output: &str, error: Option<Error>, s
 }
 
 /// A panic must still end in one envelope, and never print a backtrace (docs/contract.md#envelope,
-/// docs/security.md#threat-model).
+/// docs/security.md#threat-model). The hook runs before the panicking thread lets go of anything,
+/// so it may hold the output itself (a panic inside a push): waiting for it would never end.
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
         if cfg!(debug_assertions) {
             eprintln!("readbox: internal error: {info}");
         }
-        let e = Error::Io("internal error".into());
-        match CURRENT.get() {
-            Some(call) => {
-                call.answer(Some(e), EXIT_ERROR, None);
-            }
-            None => {
-                answer_now(Format::Json, "readbox", "", Some(e), EXIT_ERROR);
-            }
-        }
-        std::process::exit(EXIT_ERROR);
+        std::process::exit(answer_panic(CURRENT.get().map(|c| &**c)));
     }));
+}
+
+/// The panic hook's answer for `call` (`None` before the call exists), waiting at most
+/// [`LOCK_GRACE`] for the output; returns the exit status.
+fn answer_panic(call: Option<&Call>) -> i32 {
+    let e = Error::Io("internal error".into());
+    match call {
+        Some(call) => {
+            call.answer(Some(e), EXIT_ERROR, Some(LOCK_GRACE));
+        }
+        None => {
+            answer_now(Format::Json, "readbox", "", Some(e), EXIT_ERROR);
+        }
+    }
+    EXIT_ERROR
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call() -> Arc<Call> {
+        let start = Instant::now();
+        Arc::new(Call {
+            out: Output::new(Format::Json, 1 << 20),
+            label: "cat".into(),
+            audit: None,
+            record: audit::Record::new("cat", &[], std::path::Path::new("/"), start),
+            answered: AtomicBool::new(false),
+        })
+    }
+
+    #[test]
+    fn a_panic_while_the_output_is_held_still_ends_the_call() {
+        let call = call();
+        // As a push that panics holds it while the hook runs (on the same thread).
+        let held = call.out.hold();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let panicking = call.clone();
+        std::thread::spawn(move || tx.send(answer_panic(Some(&panicking))));
+        let status = rx.recv_timeout(Duration::from_secs(10));
+        drop(held);
+        assert_eq!(status, Ok(EXIT_ERROR), "the hook waited for the output");
+    }
 }
