@@ -39,7 +39,8 @@ pub enum Error {
     Denied(String),
     /// `not found: PATH`.
     NotFound(String),
-    /// `not a file: PATH`: a directory, FIFO, socket or device where a regular file is needed.
+    /// `not a file: PATH`: a directory, FIFO, socket, device or object of unknown type where a
+    /// regular file is needed.
     NotAFile(String),
     /// `not a directory: PATH`.
     NotADirectory(String),
