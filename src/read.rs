@@ -4,7 +4,7 @@
 //! charge exactly the lines it looked at and leave out the line that would cross the budget. A
 //! line longer than a block comes out in pieces, so memory stays bounded by the block size, never
 //! by the file or the limits: whether such a line fits the budget is learnt by looking ahead with
-//! positioned reads ([`Lines::line_ends_before`]), not by holding it.
+//! positioned reads ([`Ahead::line_ends_before`]), not by holding it.
 
 use std::fs::File;
 use std::io::Read;

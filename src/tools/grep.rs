@@ -75,7 +75,7 @@ pub const TOOL: Tool = Tool {
         },
         crate::walk::MAX_DEPTH,
     ],
-    example: "TODO src true false '*.rs'",
+    example: "unwrap src true false '*.rs'",
     flags: &[
         Flag {
             names: &["-i", "--ignore-case"],
