@@ -25,7 +25,7 @@
 //! - [`glob`]: the length and nesting bounds of every glob.
 //! - [`read`]: reading content within the read budget, line by line.
 //! - [`audit`]: the audit log.
-//! - [`envelope`]: the only writer of stdout.
+//! - [`envelope`]: the only writer of stdout (the envelope, and `readbox mcp`'s messages).
 //! - [`redact`]: the secret detector the readers pass file content through.
 //! - [`names`]: file names quoted as one shell word when they are not plain.
 //! - [`sandbox`]: Landlock self-restriction, a second wall behind the gate.
@@ -153,7 +153,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         || (tool.is_some() && is_help_request(&words));
     let format = if help
         && policy.sources.get("format").is_none_or(|s| s == "default")
-        && rustix::termios::isatty(rustix::stdio::stdout())
+        && envelope::stdout_is_terminal()
     {
         Format::Text
     } else {

@@ -6,8 +6,8 @@
 //!
 //! Invariants:
 //! - Standard output carries protocol messages only, each one line written whole under one
-//!   lock, with the envelope's escapes (no raw DEL, C1 or bidi control); diagnostics go to
-//!   standard error.
+//!   lock by the envelope module (the only writer of standard output), with its escapes (no raw
+//!   DEL, C1 or bidi control); diagnostics go to standard error.
 //! - Every `tools/call` runs as a child `readbox call TOOL JSON` of this very binary, so the
 //!   policy and its lock, Landlock, the caps, the timeout and the audit log hold per call as for
 //!   `readbox call`. The server reads no file content itself.
@@ -33,14 +33,14 @@ mod roots;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Read};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use serde_json::{Map, Value, json};
 
-use crate::envelope::json_document;
+use crate::envelope;
 use crate::error::Error;
 use crate::policy::Policy;
 use crate::resolve::Gate;
@@ -170,27 +170,20 @@ fn start(words: &[OsString]) -> Result<Session, Error> {
 // State shared with the workers.
 // ---------------------------------------------------------------------------------------------
 
-/// The one writer of standard output.
+/// The session's messages to the client, one at a time, through [`envelope::write_line`] (the
+/// envelope module is the only writer of standard output).
 #[derive(Default)]
 struct Writer {
+    /// Held while a line is written, so that lines never interleave; true once output is
+    /// closed.
     closed: Mutex<bool>,
 }
 
 impl Writer {
     /// Writes `msg` as one line, whole, unless output is closed.
     fn send(&self, msg: &Value) {
-        let mut line = json_document(msg);
-        line.push('\n');
         let mut closed = lock(&self.closed);
-        if *closed {
-            return;
-        }
-        let mut out = std::io::stdout().lock();
-        if out
-            .write_all(line.as_bytes())
-            .and_then(|()| out.flush())
-            .is_err()
-        {
+        if !*closed && !envelope::write_line(msg) {
             // The client is gone; nothing more can reach it.
             *closed = true;
         }
