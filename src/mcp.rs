@@ -108,29 +108,14 @@ fn start(words: &[OsString]) -> Result<Session, Error> {
         ));
     }
     let policy = Policy::load()?;
-    let gate = Gate::anchored(
-        &policy.roots,
-        &policy.locked_roots,
-        policy.exclude_matcher.clone(),
-        policy.workdir.clone(),
-        crate::resolve::Options {
-            deny_hardlinks: policy.deny_hardlinks,
-            cross_mounts: policy.cross_mounts,
-        },
-    )?;
+    let gate = policy.open_gate()?;
     // Opened (and made) here so that Landlock can leave exactly this file writable for the
     // children, and so that a log that cannot be written stops the server at once.
     let audit = match &policy.audit_log {
         Some(p) => Some(crate::audit::Log::open(p)?),
         None => None,
     };
-    let enforcement = crate::sandbox::restrict_writes(audit.as_slice());
-    if policy.require_sandbox && matches!(enforcement, crate::sandbox::Enforcement::None(_)) {
-        return Err(Error::Config(format!(
-            "sandbox: \"require\" is set, but Landlock is {}",
-            enforcement.describe()
-        )));
-    }
+    policy.check_sandbox(&crate::sandbox::restrict_writes(audit.as_slice()))?;
     let exe =
         std::env::current_exe().map_err(|e| Error::Io(format!("cannot find this program: {e}")))?;
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
