@@ -11,22 +11,17 @@
 //! - Every `tools/call` runs as a child `readbox call TOOL JSON` of this very binary, so the
 //!   policy and its lock, Landlock, the caps, the timeout and the audit log hold per call as for
 //!   `readbox call`. The server reads no file content itself.
-//! - Roots a client offers only narrow: they reach the child as `READBOX_NARROW_ROOTS`, a layer
-//!   that the child's policy applies after every other one and that can only narrow, so a mistake
-//!   here cannot widen the roots. A call never runs before the roots the client declared are
-//!   known (it waits at most the call timeout, then fails).
+//! - Roots a client offers only narrow, and only the gate looks at their paths (`roots`): they
+//!   reach the child as `READBOX_NARROW_ROOTS`, a layer that the child's policy applies after
+//!   every other one and that can only narrow, so a mistake here cannot widen the roots. A call
+//!   never runs before the roots the client declared are known (it waits at most the call
+//!   timeout, then fails).
 //!
-//! Why a module of its own on `serde_json` and threads, and not the official SDK (`rmcp` 3.11,
-//! which does serve both protocol eras): linked into readbox (server and stdio features, with a
-//! current-thread tokio runtime) it made the binary 1.27 MB larger (2.71 to 3.98 MB, 47 more
-//! crates to build) and the start-up of every ordinary call heavier: `readbox cat small.txt`
-//! took 6 to 9 more page faults than without it (+4 to 6 %, in three settings, where the budget
-//! for the start-up is 3 %; builds with this module stay within a few of the base, either way,
-//! as the code happens to be laid out), while hyperfine medians on the shared 2-core build
-//! machine ranged from 5 % faster to 26 % slower, too noisy to clear it. It would also raise the
-//! minimum Rust from 1.85 to 1.88. What readbox needs of the protocol (eight methods, line
-//! framing, one child per call) fits in this module: the session here, the calls in `calls`,
-//! the client's roots in `roots`.
+//! Why JSON-RPC of our own on `serde_json` and threads, not an MCP SDK crate: every ordinary
+//! call starts this same binary, and an SDK would link an async runtime and its crates into it,
+//! making the binary larger and every call's start-up heavier, for what fits in this module:
+//! eight methods, line framing and one child per call (the session here, the calls in `calls`,
+//! the client's roots in `roots`).
 
 mod calls;
 mod roots;
