@@ -6,7 +6,8 @@
 //! piped in is the caller's own, and comparing it with a file's secret would confirm a guessed
 //! secret by the exit status (docs/contract.md#redaction).
 //! Identical files give empty output and exit 0; differences exit 1, as POSIX diff. A binary file
-//! (a NUL in its first 8 KiB) is compared as bytes: `Binary files A and B differ`, as GNU diff.
+//! (a NUL in its first 8 KiB) is compared as bytes: `Binary files A and B differ`, as GNU diff;
+//! with standard input as a side and redaction on, a binary side is refused instead.
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
@@ -22,6 +23,10 @@ use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 /// The note of a diff with standard input as a side when redaction replaced a value.
 pub const STDIN_NOTE: &str = "standard input is a side, so the lines were compared as redacted: \
                               values that redaction hides were not compared";
+
+/// The refusal of a binary side when standard input is a side and redaction is on.
+pub const BINARY_STDIN: &str = "with standard input as a side, diff compares only text, whose \
+                                secrets redaction can hide";
 
 /// Lines per file that diff compares at most.
 pub const MAX_LINES: usize = 2000;
@@ -424,7 +429,19 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let b = open(ctx, args.bytes(1))?;
     let (label_a, label_b) = (quoted(args.bytes(0)), quoted(args.bytes(1)));
     // Binary files are compared as bytes, before the line limit applies (as GNU diff).
-    if a.is_binary()? || b.is_binary()? {
+    let binary = [a.is_binary()?, b.is_binary()?];
+    if binary[0] || binary[1] {
+        if ctx.policy.redact && (a.stdin || b.stdin) {
+            // Redaction finds secrets in text; a binary file's bytes (a DER key, a keystore, a
+            // database page) are no redacted content, and comparing them with bytes the caller
+            // chose would confirm a guess of the whole file by the exit status.
+            // Name the file when it is binary, else standard input.
+            let (file, piped) = if a.stdin { (1, 0) } else { (0, 1) };
+            let sides = [&a.path, &b.path];
+            let side = sides[if binary[file] { file } else { piped }];
+            let e = format!("{side} is binary (a NUL in its first 8 KiB): {BINARY_STDIN}");
+            return Err(Error::Usage(e).into());
+        }
         if same_bytes(ctx, &a, &b)? {
             return Ok(Outcome::Success);
         }

@@ -340,3 +340,39 @@ fn tail_shows_nothing_of_a_key_line_longer_than_the_read_budget() {
     let a = env.both("tail", &["k.txt", "1"]);
     assert_no_material(&a.output, "tail within the budget");
 }
+
+#[test]
+fn diff_with_standard_input_never_compares_a_binary_side_as_bytes() {
+    // A binary file holds what redaction cannot hide (and what it hides in its text parts): its
+    // bytes compared with bytes piped in would confirm a guess of the whole file.
+    let env = TestEnv::new();
+    let t = github_token(9);
+    let file = format!("SQLite\0page\0token={t}\0").into_bytes();
+    env.write("store.db", &file);
+    let mut wrong = file.clone();
+    let at = wrong.len() - 3;
+    wrong[at] ^= 1;
+    let refusal = "store.db is binary (a NUL in its first 8 KiB): with standard input as a side";
+    for (words, data) in [
+        (&["diff", "store.db", "-"][..], &file),
+        (&["diff", "-", "store.db"][..], &wrong),
+    ] {
+        let a = env.piped(words, data);
+        a.fails("usage", refusal);
+        assert_eq!(a.output, "");
+    }
+    // Text piped in against a text file, a binary text piped in: refused alike.
+    env.write("a.txt", "plain\n");
+    env.piped(&["diff", "a.txt", "-"], &file)
+        .fails("usage", "- is binary");
+    // Two files are compared as bytes, as before; without redaction, standard input is too.
+    env.write("copy.db", &file);
+    env.both("diff", &["store.db", "copy.db"]).ok("");
+    let mut plain = TestEnv::new();
+    plain.write("store.db", &file);
+    plain.var("READBOX_REDACT", "false");
+    plain.piped(&["diff", "store.db", "-"], &file).ok("");
+    plain
+        .piped(&["diff", "store.db", "-"], &wrong)
+        .ok_status("Binary files store.db and - differ\n", 1);
+}
