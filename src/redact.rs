@@ -809,6 +809,15 @@ impl Tally {
         }
     }
 
+    /// The counts added since `earlier`, a tally this one has grown from.
+    pub fn since(&self, earlier: &Tally) -> Tally {
+        let mut counts = self.counts;
+        for (a, b) in counts.iter_mut().zip(earlier.counts) {
+            *a -= b;
+        }
+        Tally { counts }
+    }
+
     /// The number of replaced values (a private-key block counts once).
     pub fn total(&self) -> u64 {
         self.counts.iter().sum()

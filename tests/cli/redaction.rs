@@ -376,3 +376,35 @@ fn diff_with_standard_input_never_compares_a_binary_side_as_bytes() {
         .piped(&["diff", "store.db", "-"], &wrong)
         .ok_status("Binary files store.db and - differ\n", 1);
 }
+
+#[test]
+fn diff_notes_count_the_redactions_in_the_lines_printed() {
+    let env = TestEnv::new();
+    let (t, u) = (github_token(6), github_token(7));
+    let body: String = (0..40).map(|i| format!("line {i}\n")).collect();
+    env.write("a.txt", format!("token: {t}\n{body}old\nkey: {u}\n"));
+    env.write("b.txt", format!("token: {t}\n{body}new\nkey: {u}\n"));
+    // The change and one line of context: the second secret is printed, the first is not.
+    let d = env.both("diff", &["a.txt", "b.txt", "1"]);
+    d.ok_status(
+        "--- a.txt\n+++ b.txt\n@@ -41,3 +41,3 @@\n line 39\n-old\n+new\n \
+         key: [REDACTED:github-token]\n",
+        1,
+    );
+    let redacted: Vec<&String> = d
+        .notes
+        .iter()
+        .filter(|n| n.starts_with("redacted"))
+        .collect();
+    assert_eq!(redacted.len(), 1, "{:?}", d.notes);
+    assert!(
+        redacted[0].starts_with("redacted 1 secret value (github-token 1)"),
+        "{:?}",
+        d.notes
+    );
+    assert!(d.notes.iter().any(|n| n.contains("patch")), "{:?}", d.notes);
+    // No secret in the lines printed: no redaction note, and the diff applies with patch.
+    let d = env.both("diff", &["a.txt", "b.txt", "0"]);
+    d.ok_status("--- a.txt\n+++ b.txt\n@@ -42 +42 @@\n-old\n+new\n", 1);
+    assert_eq!(d.notes, Vec::<String>::new());
+}
