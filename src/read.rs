@@ -359,6 +359,14 @@ impl Filter {
         }
     }
 
+    /// Moves past the bytes before a window that a reader starts at without reading the input
+    /// from its start (see [`Redactor::skip_window`]).
+    pub fn skip_window(&mut self, before: &[u8], inside_line: bool) {
+        if let Some(r) = &mut self.red {
+            r.skip_window(before, inside_line);
+        }
+    }
+
     /// Whether a long line is being read in pieces.
     pub fn in_long_line(&self) -> bool {
         self.in_long
