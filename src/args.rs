@@ -10,7 +10,7 @@ use std::os::unix::ffi::OsStrExt;
 use serde_json::Value as Json;
 
 use crate::error::{Error, Result};
-use crate::names::shell_word;
+use crate::names::{command, shell_word};
 use crate::policy::{parse_bool, parse_uint};
 use crate::registry::{Args, Effect, FileType, Kind, Param, Value};
 use crate::tools::Tool;
@@ -93,16 +93,13 @@ fn per_path_calls(tool: &Tool, words: &[&[u8]], exists: Exists<'_>) -> Option<St
         return None;
     }
     let call = |path: &[u8]| {
-        let mut c = tool.name.to_string();
-        for w in words[..p]
+        let words: Vec<&[u8]> = words[..p]
             .iter()
-            .chain(std::iter::once(&path))
-            .chain(&others)
-        {
-            c.push(' ');
-            c.push_str(&shell_word(w));
-        }
-        c
+            .copied()
+            .chain(std::iter::once(path))
+            .chain(others.iter().copied())
+            .collect();
+        command(tool.name, &words)
     };
     let mut text = paths
         .iter()
@@ -141,14 +138,12 @@ fn one_folder_call(before: &[&[u8]], paths: &[&[u8]]) -> Option<String> {
     let dir = if dir.is_empty() { b".".to_vec() } else { dir };
     let mut glob = b"*.".to_vec();
     glob.extend_from_slice(&ext);
-    let mut c = String::from("grep");
-    for w in before.iter().copied().chain([dir.as_slice()]) {
-        c.push(' ');
-        c.push_str(&shell_word(w));
-    }
-    c.push_str(" false false ");
-    c.push_str(&shell_word(&glob));
-    Some(c)
+    let words: Vec<&[u8]> = before
+        .iter()
+        .copied()
+        .chain([dir.as_slice(), b"false", b"false", glob.as_slice()])
+        .collect();
+    Some(command("grep", &words))
 }
 
 /// Builds the arguments from positional words, filling in defaults.
@@ -366,14 +361,20 @@ fn equivalent(
     }
     if let Some(template) = instead {
         let mut call = template;
+        let mut dash = false;
         for (p, v) in tool.params.iter().zip(&values) {
             let key = format!("{{{}}}", p.name);
             if call.contains(&key) {
                 let v = v
                     .as_ref()
                     .ok_or_else(|| format!("usage is {}", tool.signature()))?;
+                dash |= v.starts_with('-') && v != "-";
                 call = call.replace(&key, &shell_word(v.as_bytes()));
             }
+        }
+        // A value that starts with `-` needs `--` after the template's tool name.
+        if dash && let Some((name, rest)) = call.split_once(' ') {
+            call = format!("{name} -- {rest}");
         }
         for note in notes {
             call.push_str("; ");
@@ -408,16 +409,8 @@ fn equivalent(
             tool.signature()
         ));
     }
-    // A word that starts with `-` needs `--` before it, and `--` may stand first.
-    let dash = call.iter().any(|w| w.starts_with('-') && w != "-");
-    let mut text = tool.name.to_string();
-    if dash {
-        text.push_str(" --");
-    }
-    for w in &call {
-        text.push(' ');
-        text.push_str(&quote(w));
-    }
+    // A word that starts with `-` gets `--` before it (`--` may stand first).
+    let mut text = command(tool.name, &words);
     // Notes follow the call as parts of their own, so that the call can be copied as it is.
     for note in notes {
         text.push_str("; ");
@@ -431,18 +424,6 @@ fn find_flag(tool: &Tool, name: &str) -> Option<Effect> {
         .iter()
         .find(|f| f.names.contains(&name))
         .map(|f| f.effect)
-}
-
-/// A word as a POSIX shell would need it quoted.
-pub fn quote(w: &str) -> String {
-    let plain = !w.is_empty()
-        && w.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
-    if plain {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', "'\\''"))
-    }
 }
 
 /// The fields of `call`'s JSON object, each name at most once. serde_json's own map keeps the

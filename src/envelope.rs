@@ -1,5 +1,7 @@
 //! The only writer of stdout: the JSON envelope or the text format, the output cap, the
-//! whole-line cut, notes and the exit status (docs/contract.md#envelope, #limits).
+//! whole-line cut, notes and the exit status (docs/contract.md#envelope, #limits), and the
+//! line-framed messages of `readbox mcp` ([`write_line`]). No other module touches fd 1, so the
+//! escapes below hold for everything a reader of stdout sees.
 //!
 //! Tools never print. They push bytes into the call's [`Output`], which streams them: in json
 //! format the envelope's head `{"output":"` goes out first, then the output, escaped, as it is
@@ -165,32 +167,57 @@ impl Sink {
         }
     }
 
-    fn write(&mut self, mut bytes: &[u8]) {
+    fn write(&mut self, bytes: &[u8]) {
         #[cfg(test)]
-        {
-            self.written.extend_from_slice(bytes);
-            bytes = &[];
-        }
-        use rustix::io::Errno;
-        let stdout = rustix::stdio::stdout();
-        while !bytes.is_empty() && !self.closed {
-            match rustix::io::write(stdout, bytes) {
-                Ok(n) => bytes = &bytes[n..],
-                Err(Errno::INTR) => {}
-                Err(Errno::AGAIN) => {
-                    // A non-blocking stdout: wait until it takes more.
-                    let mut fds = [rustix::event::PollFd::new(
-                        &stdout,
-                        rustix::event::PollFlags::OUT,
-                    )];
-                    let _ = rustix::event::poll(&mut fds, None);
-                }
-                // A closed pipe (its reader left) or another failure: the answer cannot be
-                // delivered, so the work stops quietly, as coreutils' tools do on EPIPE.
-                Err(_) => self.closed = true,
-            }
+        self.written.extend_from_slice(bytes);
+        #[cfg(not(test))]
+        if !self.closed && !write_stdout(bytes) {
+            // The answer cannot be delivered, so the work stops quietly, as coreutils' tools
+            // do on EPIPE.
+            self.closed = true;
         }
     }
+}
+
+/// Writes all of `bytes` to standard output (fd 1, unbuffered); `false` when it cannot take
+/// them: a closed pipe (its reader left) or another failure.
+fn write_stdout(mut bytes: &[u8]) -> bool {
+    use rustix::io::Errno;
+    let stdout = rustix::stdio::stdout();
+    while !bytes.is_empty() {
+        match rustix::io::write(stdout, bytes) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(Errno::INTR) => {}
+            Err(Errno::AGAIN) => {
+                // A non-blocking stdout: wait until it takes more.
+                let mut fds = [rustix::event::PollFd::new(
+                    &stdout,
+                    rustix::event::PollFlags::OUT,
+                )];
+                let _ = rustix::event::poll(&mut fds, None);
+            }
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
+/// Writes `msg` to standard output as one line of JSON, with the envelope's escapes
+/// ([`json_document`]): the framing of `readbox mcp`'s JSON-RPC messages (docs/contract.md#mcp).
+/// The line goes out in as few writes as the pipe takes, not atomically: callers that write
+/// from several threads hold one lock around each call, so that lines never interleave.
+///
+/// Returns `false` when standard output cannot take it (its reader left); nothing written later
+/// can reach the reader either.
+pub fn write_line(msg: &serde_json::Value) -> bool {
+    let mut line = json_document(msg);
+    line.push('\n');
+    write_stdout(line.as_bytes())
+}
+
+/// Whether standard output is a terminal (help and the version are plain text there).
+pub fn stdout_is_terminal() -> bool {
+    rustix::termios::isatty(rustix::stdio::stdout())
 }
 
 /// What a finished call reports, e.g. to the audit log.

@@ -25,7 +25,7 @@
 //! - [`glob`]: the length and nesting bounds of every glob.
 //! - [`read`]: reading content within the read budget, line by line.
 //! - [`audit`]: the audit log.
-//! - [`envelope`]: the only writer of stdout.
+//! - [`envelope`]: the only writer of stdout (the envelope, and `readbox mcp`'s messages).
 //! - [`redact`]: the secret detector the readers pass file content through.
 //! - [`names`]: file names quoted as one shell word when they are not plain.
 //! - [`sandbox`]: Landlock self-restriction, a second wall behind the gate.
@@ -169,7 +169,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         || (tool.is_some() && is_help_request(&words));
     let format = if help
         && policy.sources.get("format").is_none_or(|s| s == "default")
-        && rustix::termios::isatty(rustix::stdio::stdout())
+        && envelope::stdout_is_terminal()
     {
         Format::Text
     } else {
@@ -205,7 +205,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         answered: AtomicBool::new(false),
     });
     let _ = CURRENT.set(call.clone());
-    let (error, status) = match open_gate(&policy) {
+    let (error, status) = match policy.open_gate() {
         Err(e) => (Some(e), EXIT_ERROR),
         Ok(gate) => {
             // Landlock before any other thread exists: threads started later inherit it.
@@ -214,11 +214,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             } else {
                 sandbox::restrict(&gate.root_handles())
             };
-            if policy.require_sandbox && matches!(enforcement, Enforcement::None(_)) {
-                let e = Error::Config(format!(
-                    "sandbox: \"require\" is set, but Landlock is {}",
-                    enforcement.describe()
-                ));
+            if let Err(e) = policy.check_sandbox(&enforcement) {
                 (Some(e), EXIT_ERROR)
             } else {
                 let watched = call.clone();
@@ -248,21 +244,6 @@ pub fn run(argv: Vec<OsString>) -> i32 {
 enum Words<'a> {
     Positional(&'a [OsString]),
     Json(&'a OsString),
-}
-
-/// The gate of `policy`: its roots opened, with the excludes the policy compiled.
-fn open_gate(policy: &Policy) -> Result<Gate, Error> {
-    let options = resolve::Options {
-        deny_hardlinks: policy.deny_hardlinks,
-        cross_mounts: policy.cross_mounts,
-    };
-    Gate::anchored(
-        &policy.roots,
-        &policy.locked_roots,
-        policy.exclude_matcher.clone(),
-        policy.workdir.clone(),
-        options,
-    )
 }
 
 /// What a tool or meta command runs with, once the policy is loaded and the gate is open.

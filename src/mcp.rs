@@ -6,41 +6,36 @@
 //!
 //! Invariants:
 //! - Standard output carries protocol messages only, each one line written whole under one
-//!   lock, with the envelope's escapes (no raw DEL, C1 or bidi control); diagnostics go to
-//!   standard error.
+//!   lock by the envelope module (the only writer of standard output), with its escapes (no raw
+//!   DEL, C1 or bidi control); diagnostics go to standard error.
 //! - Every `tools/call` runs as a child `readbox call TOOL JSON` of this very binary, so the
 //!   policy and its lock, Landlock, the caps, the timeout and the audit log hold per call as for
 //!   `readbox call`. The server reads no file content itself.
-//! - Roots a client offers only narrow: they reach the child as `READBOX_NARROW_ROOTS`, a layer
-//!   that the child's policy applies after every other one and that can only narrow, so a mistake
-//!   here cannot widen the roots. A call never runs before the roots the client declared are
-//!   known (it waits at most the call timeout, then fails).
+//! - Roots a client offers only narrow, and only the gate looks at their paths (`roots`): they
+//!   reach the child as `READBOX_NARROW_ROOTS`, a layer that the child's policy applies after
+//!   every other one and that can only narrow, so a mistake here cannot widen the roots. A call
+//!   never runs before the roots the client declared are known (it waits at most the call
+//!   timeout, then fails).
 //!
-//! Why a module of its own on `serde_json` and threads, and not the official SDK (`rmcp` 3.11,
-//! which does serve both protocol eras): linked into readbox (server and stdio features, with a
-//! current-thread tokio runtime) it made the binary 1.27 MB larger (2.71 to 3.98 MB, 47 more
-//! crates to build) and the start-up of every ordinary call heavier: `readbox cat small.txt`
-//! took 6 to 9 more page faults than without it (+4 to 6 %, in three settings, where the budget
-//! for the start-up is 3 %; builds with this module stay within a few of the base, either way,
-//! as the code happens to be laid out), while hyperfine medians on the shared 2-core build
-//! machine ranged from 5 % faster to 26 % slower, too noisy to clear it. It would also raise the
-//! minimum Rust from 1.85 to 1.88. What readbox needs of the protocol (eight methods, line
-//! framing, one child per call) fits in this module: the session here, the calls in `calls`,
-//! the client's roots in `roots`.
+//! Why JSON-RPC of our own on `serde_json` and threads, not an MCP SDK crate: every ordinary
+//! call starts this same binary, and an SDK would link an async runtime and its crates into it,
+//! making the binary larger and every call's start-up heavier, for what fits in this module:
+//! eight methods, line framing and one child per call (the session here, the calls in `calls`,
+//! the client's roots in `roots`).
 
 mod calls;
 mod roots;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Read};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use serde_json::{Map, Value, json};
 
-use crate::envelope::json_document;
+use crate::envelope;
 use crate::error::Error;
 use crate::policy::Policy;
 use crate::resolve::Gate;
@@ -108,29 +103,14 @@ fn start(words: &[OsString]) -> Result<Session, Error> {
         ));
     }
     let policy = Policy::load()?;
-    let gate = Gate::anchored(
-        &policy.roots,
-        &policy.locked_roots,
-        policy.exclude_matcher.clone(),
-        policy.workdir.clone(),
-        crate::resolve::Options {
-            deny_hardlinks: policy.deny_hardlinks,
-            cross_mounts: policy.cross_mounts,
-        },
-    )?;
+    let gate = policy.open_gate()?;
     // Opened (and made) here so that Landlock can leave exactly this file writable for the
     // children, and so that a log that cannot be written stops the server at once.
     let audit = match &policy.audit_log {
         Some(p) => Some(crate::audit::Log::open(p)?),
         None => None,
     };
-    let enforcement = crate::sandbox::restrict_writes(audit.as_slice());
-    if policy.require_sandbox && matches!(enforcement, crate::sandbox::Enforcement::None(_)) {
-        return Err(Error::Config(format!(
-            "sandbox: \"require\" is set, but Landlock is {}",
-            enforcement.describe()
-        )));
-    }
+    policy.check_sandbox(&crate::sandbox::restrict_writes(audit.as_slice()))?;
     let exe =
         std::env::current_exe().map_err(|e| Error::Io(format!("cannot find this program: {e}")))?;
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
@@ -170,27 +150,20 @@ fn start(words: &[OsString]) -> Result<Session, Error> {
 // State shared with the workers.
 // ---------------------------------------------------------------------------------------------
 
-/// The one writer of standard output.
+/// The session's messages to the client, one at a time, through [`envelope::write_line`] (the
+/// envelope module is the only writer of standard output).
 #[derive(Default)]
 struct Writer {
+    /// Held while a line is written, so that lines never interleave; true once output is
+    /// closed.
     closed: Mutex<bool>,
 }
 
 impl Writer {
     /// Writes `msg` as one line, whole, unless output is closed.
     fn send(&self, msg: &Value) {
-        let mut line = json_document(msg);
-        line.push('\n');
         let mut closed = lock(&self.closed);
-        if *closed {
-            return;
-        }
-        let mut out = std::io::stdout().lock();
-        if out
-            .write_all(line.as_bytes())
-            .and_then(|()| out.flush())
-            .is_err()
-        {
+        if !*closed && !envelope::write_line(msg) {
             // The client is gone; nothing more can reach it.
             *closed = true;
         }

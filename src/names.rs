@@ -88,6 +88,21 @@ pub fn shell_word(name: &[u8]) -> String {
     }
 }
 
+/// A call of `tool` with `words` as a hint or note writes it, so that it runs as written: each word
+/// as [`shell_word`] gives it, and `--` after the tool's name when a word other than `-` starts
+/// with `-` (it would read as a flag otherwise; `-` alone is standard input either way).
+pub fn command(tool: &str, words: &[&[u8]]) -> String {
+    let mut text = tool.to_string();
+    if words.iter().any(|w| w.starts_with(b"-") && *w != b"-") {
+        text.push_str(" --");
+    }
+    for w in words {
+        text.push(' ');
+        text.push_str(&shell_word(w));
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,5 +135,14 @@ mod tests {
         assert_eq!(shell_word(b"my file"), "'my file'");
         assert_eq!(shell_word(b"it's"), r"'it'\''s'");
         assert_eq!(shell_word(b"a\nb"), r"$'a\nb'");
+    }
+
+    #[test]
+    fn a_command_puts_double_dash_before_a_word_that_looks_like_a_flag() {
+        assert_eq!(command("cat", &[b"a.txt", b"37"]), "cat a.txt 37");
+        assert_eq!(command("cat", &[b"-x", b"37"]), "cat -- -x 37");
+        assert_eq!(command("grep", &[b"-foo", b"-"]), "grep -- -foo -");
+        assert_eq!(command("grep", &[b"foo", b"-"]), "grep foo -");
+        assert_eq!(command("grep", &[b"", b"a b"]), "grep '' 'a b'");
     }
 }

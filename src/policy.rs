@@ -18,7 +18,8 @@ use serde_json::{Value, json};
 
 use crate::envelope::Format;
 use crate::error::{Error, Result};
-use crate::resolve::Excludes;
+use crate::resolve::{Excludes, Gate};
+use crate::sandbox::Enforcement;
 
 mod layer;
 mod lock;
@@ -497,6 +498,40 @@ impl Policy {
         {
             self.workdir = first.clone();
             self.sources.insert("working_directory", source);
+        }
+        Ok(())
+    }
+
+    /// The gate this policy confines to: its roots opened, its excludes anchored at the locked
+    /// roots they were narrowed from, hard links and mounts as it says
+    /// (docs/contract.md#confinement). Every call and `readbox mcp` open theirs here.
+    ///
+    /// # Errors
+    /// `config:` when a root cannot be opened as a directory.
+    pub fn open_gate(&self) -> Result<Gate> {
+        Gate::anchored(
+            &self.roots,
+            &self.locked_roots,
+            self.exclude_matcher.clone(),
+            self.workdir.clone(),
+            crate::resolve::Options {
+                deny_hardlinks: self.deny_hardlinks,
+                cross_mounts: self.cross_mounts,
+            },
+        )
+    }
+
+    /// Whether what Landlock achieved satisfies the `sandbox` setting (docs/contract.md#policy):
+    /// with `"require"`, a restriction that restricts nothing stops the call or the server.
+    ///
+    /// # Errors
+    /// `config:` naming the setting and why Landlock is not enforced.
+    pub fn check_sandbox(&self, enforcement: &Enforcement) -> Result<()> {
+        if self.require_sandbox && matches!(enforcement, Enforcement::None(_)) {
+            return Err(Error::Config(format!(
+                "sandbox: \"require\" is set, but Landlock is {}",
+                enforcement.describe()
+            )));
         }
         Ok(())
     }

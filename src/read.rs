@@ -4,7 +4,7 @@
 //! charge exactly the lines it looked at and leave out the line that would cross the budget. A
 //! line longer than a block comes out in pieces, so memory stays bounded by the block size, never
 //! by the file or the limits: whether such a line fits the budget is learnt by looking ahead with
-//! positioned reads ([`Lines::line_ends_before`]), not by holding it.
+//! positioned reads ([`Ahead::line_ends_before`]), not by holding it.
 
 use std::fs::File;
 use std::io::Read;
@@ -356,6 +356,14 @@ impl Filter {
     pub fn skip(&mut self, lines: &[u8]) {
         if let Some(r) = &mut self.red {
             r.skip(lines);
+        }
+    }
+
+    /// Moves past the bytes before a window that a reader starts at without reading the input
+    /// from its start (see [`Redactor::skip_window`]).
+    pub fn skip_window(&mut self, before: &[u8], inside_line: bool) {
+        if let Some(r) = &mut self.red {
+            r.skip_window(before, inside_line);
         }
     }
 

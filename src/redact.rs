@@ -40,6 +40,17 @@ pub const MAX_KEY_BLOCK: usize = 64 * 1024;
 /// through [`Redactor::long_line`] in pieces.
 pub const MAX_LINE: usize = 64 * 1024;
 
+/// Bytes before a window that a reader starting there (tail) passes to [`Redactor::skip_window`]
+/// to learn whether a private-key block is open at its start. A block open at the window began
+/// with a BEGIN line that ends less than [`MAX_KEY_BLOCK`] bytes before it (the bound ends it
+/// otherwise); the [`MAX_LINE`] bytes more hold that line's marker unless the marker and the
+/// padding after it are longer, and then the look-back starts inside that padding, which
+/// `skip_window` takes for the end of a BEGIN line (when unsure, hide).
+pub const LOOKBACK: usize = MAX_KEY_BLOCK + MAX_LINE;
+
+/// The longest BEGIN marker: `-----BEGIN`, 32 bytes of label, `PRIVATE KEY BLOCK-----`.
+const MARKER_MAX: usize = 10 + 32 + 17 + 5;
+
 /// The note diff adds when it shows redacted lines.
 pub const PATCH_NOTE: &str =
     "the redacted lines are not the files' text, so this diff no longer applies with patch";
@@ -66,13 +77,42 @@ fn compile(pattern: &str) -> Regex {
         .expect("every rule's pattern compiles (tested)")
 }
 
-/// A line that opens a private-key block: the marker, then nothing but quotes, separators or
-/// a continuation backslash.
-fn begin_line() -> &'static Regex {
+/// The BEGIN marker at the end of a text.
+fn marker_at_end() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        compile(r#"-----BEGIN[ A-Z0-9]{0,32}PRIVATE KEY(?: BLOCK)?-----[ \t"',;\\]*$"#)
-    })
+    RE.get_or_init(|| compile(r"-----BEGIN[ A-Z0-9]{0,32}PRIVATE KEY(?: BLOCK)?-----$"))
+}
+
+/// Padding a BEGIN line may hold after its marker: quotes, separators, a continuation backslash.
+fn is_padding(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'"' | b'\'' | b',' | b';' | b'\\')
+}
+
+/// Whether `body` (a line without its terminator) opens a private-key block: it ends with the
+/// BEGIN marker and then nothing but [padding](is_padding), however long the line. Only its
+/// last bytes decide, so a line read in pieces is judged alike ([`Opener`]).
+fn opens_block(body: &[u8]) -> bool {
+    let end = body
+        .iter()
+        .rposition(|&b| !is_padding(b))
+        .map_or(0, |i| i + 1);
+    marker_at_end().is_match(&body[end.saturating_sub(MARKER_MAX)..end])
+}
+
+/// Whether the end of a line, of which only `piece` (its last bytes, without the terminator) is
+/// known, could be the end of a BEGIN line: `piece` is one, or is nothing but padding, or a
+/// piece of a marker and padding.
+fn may_end_opener(piece: &[u8]) -> bool {
+    let end = piece
+        .iter()
+        .rposition(|&b| !is_padding(b))
+        .map_or(0, |i| i + 1);
+    let text = &piece[..end];
+    opens_block(piece)
+        || (text.len() < MARKER_MAX
+            && text
+                .iter()
+                .all(|&b| matches!(b, b'-' | b' ' | b'A'..=b'Z' | b'0'..=b'9')))
 }
 
 /// What to show for one line.
@@ -146,7 +186,7 @@ impl Redactor {
         }
         match keywords::rules_of(line) {
             0 => Shown::Same,
-            mask => self.plain(body, term, true, mask),
+            mask => self.plain(body, term, mask),
         }
     }
 
@@ -155,10 +195,6 @@ impl Redactor {
     /// tail, which starts from a window before the lines it shows, keep the block state right
     /// at a fraction of the cost of [`Redactor::line`]. A block whose marker line was skipped
     /// shows its marker on the first of its lines that is shown.
-    ///
-    /// tail need not read the file from its start: [`MAX_KEY_BLOCK`] + [`MAX_LINE`] bytes
-    /// before its window, from the start of a line, are enough, since a block that began
-    /// earlier has ended by the bound before the window.
     pub fn skip(&mut self, lines: &[u8]) {
         if self.block.is_none() && memmem::find(lines, b"-----BEGIN").is_none() {
             return;
@@ -166,11 +202,9 @@ impl Redactor {
         for line in lines.split_inclusive(|&b| b == b'\n') {
             let (body, _) = split_terminator(line);
             if let Some(block) = &mut self.block {
-                if memmem::find(body, b"-----END").is_some() {
-                    self.block = None;
-                    continue;
-                }
-                if block.material < MAX_KEY_BLOCK && memmem::find(body, b"-----BEGIN").is_none() {
+                let ends = memmem::find(body, b"-----END").is_some()
+                    || memmem::find(body, b"-----BEGIN").is_some();
+                if !ends {
                     block.material += line.len();
                     if block.material >= MAX_KEY_BLOCK {
                         self.block = None;
@@ -179,13 +213,33 @@ impl Redactor {
                 }
                 self.block = None;
             }
-            if begin_line().is_match(body) {
+            if opens_block(body) {
                 self.block = Some(Block {
                     material: 0,
                     shown: false,
                 });
             }
         }
+    }
+
+    /// Moves past `before`, the bytes just before a window that a reader starts at without
+    /// having read the stream from its start (tail): at most [`LOOKBACK`] of them, ending at the
+    /// window's start, which is the start of a line. `inside_line` tells that `before` begins
+    /// inside a line (it does not start the stream or follow a `\n`): that piece of a line is
+    /// taken for the end of a BEGIN line when it could be one ([`LOOKBACK`] says why). A reader
+    /// from the window on then shows no key material that a reader from the start hides.
+    pub fn skip_window(&mut self, before: &[u8], inside_line: bool) {
+        let mut rest = before;
+        if inside_line {
+            let end = memchr::memchr(b'\n', before).map_or(before.len(), |i| i + 1);
+            let (body, _) = split_terminator(&before[..end]);
+            self.block = may_end_opener(body).then_some(Block {
+                material: 0,
+                shown: false,
+            });
+            rest = &before[end..];
+        }
+        self.skip(rest);
     }
 
     /// A stream of one line longer than [`MAX_LINE`], to be fed in pieces, each with this
@@ -204,10 +258,11 @@ impl Redactor {
         LongLine {
             hidden,
             marked: false,
+            ends_block: false,
             buf: Vec::new(),
             ctx: 0,
             scan: Scan::default(),
-            end: [0; 2],
+            opener: Opener::default(),
         }
     }
 
@@ -232,9 +287,11 @@ impl Redactor {
     }
 
     /// A line outside any block that holds a keyword (`mask` names the rules whose keywords
-    /// occur in it): its secrets, and, when `may_open`, whether it opens a block.
-    fn plain(&mut self, body: &[u8], term: &[u8], may_open: bool, mask: u32) -> Shown {
-        if may_open && begin_line().is_match(body) {
+    /// occur in it): its secrets, and whether it opens a block. A line that opens one does so
+    /// whatever the state before it (an `END` before its marker closes the old block first), so
+    /// that [`Redactor::skip_window`], which starts without knowing that state, agrees.
+    fn plain(&mut self, body: &[u8], term: &[u8], mask: u32) -> Shown {
+        if opens_block(body) {
             self.block = Some(Block {
                 material: 0,
                 shown: false,
@@ -260,7 +317,7 @@ impl Redactor {
                 .iter()
                 .any(|&b| !matches!(b, b'"' | b'\'' | b' ' | b'\t' | b'\\'));
             if !material {
-                return self.plain(body, term, false, keywords::rules_of(body));
+                return self.plain(body, term, keywords::rules_of(body));
             }
             // Key material before the END marker on the same line: it goes too.
             let mut out = body[..indent].to_vec();
@@ -268,7 +325,7 @@ impl Redactor {
                 out.extend_from_slice(marker(rules::private_key()).as_bytes());
                 self.count(rules::private_key());
             }
-            match self.plain(&body[i..], term, false, keywords::rules_of(&body[i..])) {
+            match self.plain(&body[i..], term, keywords::rules_of(&body[i..])) {
                 Shown::Replaced(rest) => out.extend_from_slice(&rest),
                 _ => {
                     out.extend_from_slice(&body[i..]);
@@ -282,7 +339,7 @@ impl Redactor {
             self.block = None;
             return match keywords::rules_of(line) {
                 0 => Shown::Same,
-                mask => self.plain(body, term, true, mask),
+                mask => self.plain(body, term, mask),
             };
         }
         block.material += line.len();
@@ -323,19 +380,23 @@ fn split_terminator(line: &[u8]) -> (&[u8], &[u8]) {
 /// One line longer than [`MAX_LINE`], redacted as a stream: [`LongLine::feed`] gives what can
 /// be shown so far, holding back the last [`MAX_MATCH`] bytes (a match that starts before them
 /// is whole, so what is shown never changes once shown), and [`LongLine::finish`] the rest.
-/// Memory stays bounded by the pieces fed, whatever the line's length.
+/// Memory stays bounded by the pieces fed, whatever the line's length. The block state after
+/// the line is the one [`Redactor::line`] leaves after the whole line (a hidden line is hidden
+/// whole, even past an `END` in it).
 #[derive(Debug, Clone)]
 pub struct LongLine {
     /// The line is key material inside an open block.
     hidden: bool,
     /// The block's marker was shown by this line.
     marked: bool,
+    /// A hidden line holds `-----END` or `-----BEGIN`: the block ends after it.
+    ends_block: bool,
     /// Up to [`CONTEXT`] bytes already shown, then the pending bytes.
     buf: Vec<u8>,
     ctx: usize,
     scan: Scan,
-    /// The last two bytes fed, for the terminator of a hidden line.
-    end: [u8; 2],
+    /// Whether the line is a BEGIN line, and its terminator.
+    opener: Opener,
 }
 
 impl LongLine {
@@ -344,8 +405,10 @@ impl LongLine {
         let mut out = Vec::new();
         if self.hidden {
             self.hide(red, piece, &mut out);
+            self.opener.feed(piece);
             return out;
         }
+        self.opener.feed(piece);
         self.buf.extend_from_slice(piece);
         // Small pieces wait until there is more to show than the hold-back: each scan then
         // moves the line on by at least MAX_MATCH bytes, and the work stays linear.
@@ -365,24 +428,25 @@ impl LongLine {
     pub fn finish(mut self, red: &mut Redactor) -> Vec<u8> {
         let mut out = Vec::new();
         if self.hidden {
-            if red.block.is_some_and(|b| b.material >= MAX_KEY_BLOCK) {
+            if self.ends_block || red.block.is_some_and(|b| b.material >= MAX_KEY_BLOCK) {
                 red.block = None;
             }
             if self.marked {
-                let term: &[u8] = match self.end {
-                    [b'\r', b'\n'] => b"\r\n",
-                    [_, b'\n'] => b"\n",
-                    _ => b"",
-                };
-                out.extend_from_slice(term);
+                out.extend_from_slice(self.opener.terminator());
             }
-            return out;
+        } else {
+            let (body, term) = split_terminator(&self.buf[self.ctx..]);
+            let (len, term) = (self.ctx + body.len(), term.to_vec());
+            self.scan
+                .run(&self.buf[..len], self.ctx, true, None, &mut out, red);
+            out.extend_from_slice(&term);
         }
-        let (body, term) = split_terminator(&self.buf[self.ctx..]);
-        let (len, term) = (self.ctx + body.len(), term.to_vec());
-        self.scan
-            .run(&self.buf[..len], self.ctx, true, None, &mut out, red);
-        out.extend_from_slice(&term);
+        if self.opener.opens() {
+            red.block = Some(Block {
+                material: 0,
+                shown: false,
+            });
+        }
         out
     }
 
@@ -397,10 +461,72 @@ impl LongLine {
             out.extend_from_slice(marker(rules::private_key()).as_bytes());
             red.count(rules::private_key());
         }
-        for &b in piece {
+        if !self.ends_block {
+            // A marker may straddle two pieces: look at the seam too.
+            let seam = &self.opener.recent[self.opener.recent.len().saturating_sub(9)..];
+            let mut joint = seam.to_vec();
+            joint.extend_from_slice(&piece[..piece.len().min(9)]);
+            self.ends_block = [&joint[..], piece].iter().any(|h| {
+                memmem::find(h, b"-----END").is_some() || memmem::find(h, b"-----BEGIN").is_some()
+            });
+        }
+    }
+}
+
+/// Whether a line read in pieces is a BEGIN line, decided as [`opens_block`] decides for the
+/// whole line: from its last bytes before the padding and the terminator. Keeps a few bytes,
+/// whatever the line's length.
+#[derive(Debug, Clone, Default)]
+struct Opener {
+    /// The last [`MARKER_MAX`] bytes fed.
+    recent: Vec<u8>,
+    /// The [`MARKER_MAX`] bytes that end with the last byte fed that is neither padding nor `\r`
+    /// or `\n`.
+    text_end: Vec<u8>,
+    /// The `\r` and `\n` bytes fed after that byte.
+    breaks: usize,
+    /// The last two bytes fed.
+    end: [u8; 2],
+}
+
+impl Opener {
+    fn feed(&mut self, piece: &[u8]) {
+        let is_break = |b: &u8| matches!(b, b'\r' | b'\n');
+        match piece.iter().rposition(|&b| !is_padding(b) && !is_break(&b)) {
+            Some(i) => {
+                let mut text = self.recent.clone();
+                text.extend_from_slice(&piece[..=i]);
+                self.text_end = last(&text, MARKER_MAX).to_vec();
+                self.breaks = piece[i + 1..].iter().filter(|b| is_break(b)).count();
+            }
+            None => self.breaks += piece.iter().filter(|b| is_break(b)).count(),
+        }
+        self.recent.extend_from_slice(last(piece, MARKER_MAX));
+        let cut = self.recent.len().saturating_sub(MARKER_MAX);
+        self.recent.drain(..cut);
+        for &b in last(piece, 2) {
             self.end = [self.end[1], b];
         }
     }
+
+    /// The line's terminator: `\r\n`, `\n` or nothing.
+    fn terminator(&self) -> &'static [u8] {
+        match self.end {
+            [b'\r', b'\n'] => b"\r\n",
+            [_, b'\n'] => b"\n",
+            _ => b"",
+        }
+    }
+
+    /// Whether the line, fed whole, opens a block.
+    fn opens(&self) -> bool {
+        self.breaks == self.terminator().len() && marker_at_end().is_match(&self.text_end)
+    }
+}
+
+/// The last `n` bytes of `bytes` (all of them when fewer).
+fn last(bytes: &[u8], n: usize) -> &[u8] {
+    &bytes[bytes.len().saturating_sub(n)..]
 }
 
 /// Where a scan of one line stands between two pieces.
@@ -681,6 +807,15 @@ impl Tally {
         for (a, b) in self.counts.iter_mut().zip(other.counts) {
             *a += b;
         }
+    }
+
+    /// The counts added since `earlier`, a tally this one has grown from.
+    pub fn since(&self, earlier: &Tally) -> Tally {
+        let mut counts = self.counts;
+        for (a, b) in counts.iter_mut().zip(earlier.counts) {
+            *a -= b;
+        }
+        Tally { counts }
     }
 
     /// The number of replaced values (a private-key block counts once).

@@ -298,6 +298,18 @@ impl Gate {
         })
     }
 
+    /// The canonical path of `node`: its root's path and the names the walk reached it by, each
+    /// a real entry (symlinks met on the way were expanded, `..` popped), so no symlink is in it.
+    pub fn path_of(&self, node: &Node) -> PathBuf {
+        let root = &self.roots[node.root].path;
+        if node.rel.as_os_str().is_empty() {
+            // `join("")` would add a trailing slash.
+            root.clone()
+        } else {
+            root.join(&node.rel)
+        }
+    }
+
     /// The roots' directory handles (for the Landlock rules).
     pub fn root_handles(&self) -> Vec<Arc<OwnedFd>> {
         self.roots.iter().map(|r| r.fd.clone()).collect()
@@ -877,8 +889,9 @@ fn openat2_beneath(
     }
 }
 
-/// Folds `.`, `..` and repeated slashes of an absolute path lexically (`..` at `/` stays at `/`).
-fn fold(p: &Path) -> Option<PathBuf> {
+/// Folds `.`, `..` and repeated slashes of an absolute path lexically (`..` at `/` stays at `/`),
+/// touching nothing on disk; `None` for a path with a prefix (none on Unix).
+pub fn fold(p: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::from("/");
     for c in p.components() {
         match c {
@@ -1088,6 +1101,24 @@ mod tests {
     fn fold_handles_dots_and_slashes() {
         assert_eq!(fold(Path::new("/a/./b//../c")), Some(PathBuf::from("/a/c")));
         assert_eq!(fold(Path::new("/../x")), Some(PathBuf::from("/x")));
+    }
+
+    #[test]
+    fn path_of_names_the_directory_reached_without_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::os::unix::fs::symlink("a/b", root.join("link")).unwrap();
+        let options = Options {
+            deny_hardlinks: false,
+            cross_mounts: false,
+        };
+        let gate = Gate::new(std::slice::from_ref(&root), ex(&[]), root.clone(), options).unwrap();
+        let path_of = |arg: &str| gate.path_of(&gate.resolve(arg.as_bytes()).unwrap());
+        // The root itself, without a trailing slash (the narrowing variable carries it as is).
+        assert_eq!(path_of(".").as_os_str(), root.as_os_str());
+        assert_eq!(path_of("link"), root.join("a/b"));
+        assert_eq!(path_of("link/../b/."), root.join("a/b"));
     }
 
     #[test]

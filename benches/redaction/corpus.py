@@ -101,7 +101,7 @@ POSITIVES = [
      one_line("webhook: " + HOOK + "{v}")),
     ("stripe-key", "secret", lambda r: SK_LIVE + rs(r, 24), one_line('stripe_secret_key = "{v}"')),
     ("stripe-key", "restricted", lambda r: RK_LIVE + rs(r, 99), one_line("STRIPE_KEY={v}")),
-    ("npm-token", "npmrc", lambda r: NPM + rs(r, 36), one_line("//registry.npmjs.org/:_authToken={v}")),
+    ("npm-token", "npmrc", lambda r: NPM + rs(r, 36), one_line("//registry.example.com/:_authToken={v}")),
     ("pypi-token", "pypirc", lambda r: PYPI + rs(r, 120, URLSAFE), one_line("password = {v}")),
     ("google-api-key", "yaml", lambda r: AIZA + rs(r, 35, URLSAFE), one_line("maps_api_key: {v}")),
     ("google-api-key", "url", lambda r: AIZA + rs(r, 35, URLSAFE),

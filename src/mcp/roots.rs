@@ -1,21 +1,23 @@
 //! The roots a client offers (docs/contract.md#mcp), narrowed to the configured roots: each
-//! `file://` URI is resolved by readbox's own gate, and what survives is handed to the calls as
-//! `READBOX_NARROW_ROOTS`.
+//! `file://` URI's path is decoded, folded lexically and decided by readbox's own gate, and what
+//! survives is handed to the calls as `READBOX_NARROW_ROOTS`.
 //!
-//! Invariant: [`narrow`] returns only canonical directories, each a configured root or a
-//! directory that the gate reached beneath one (not excluded, not through a symlink that
-//! leaves); it can return none. It never widens: the calls' policy checks the same again, and refuses the
+//! Invariants: a client's path reaches the filesystem only through the gate, as any path a call
+//! names: confined beneath the configured roots, the excludes applied, and outside the roots
+//! nothing followed but a link in a root's ancestor that leads back beneath a root. So whether
+//! anything else exists outside cannot change the answer. [`narrow`] returns only canonical
+//! directories, each a configured root or a directory that the gate reached beneath one; it can
+//! return none. It never widens: the calls' policy checks the same again, and refuses the
 //! variable when it would.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::policy::Policy;
-use crate::resolve::{Gate, Kind};
+use crate::resolve::{Gate, Kind, fold};
 
 /// Where a call may read: the configured roots, or the intersection with a client's roots
 /// (canonical directories; empty: nothing at all).
@@ -36,11 +38,11 @@ pub(super) struct RootsState {
     pub(super) known: Option<Narrowing>,
 }
 
-/// The intersection of the client's roots with the configured roots: canonical
-/// directories, each the whole of a configured root that a client root holds, or a directory
-/// that the gate reaches beneath a configured root (not excluded, not through a symlink that
-/// leaves). A root nested in another is left out; so is one with a `:` in its path, which the
-/// narrowing variable cannot carry (leaving a root out only narrows).
+/// The intersection of the client's roots with the configured roots: canonical directories,
+/// each the whole of a configured root that a client root holds, or a directory that the gate
+/// reaches beneath a configured root (not excluded, not through a symlink that leaves). A root
+/// nested in another is left out; so is one with a `:` in its path, which the narrowing variable
+/// cannot carry (leaving a root out only narrows).
 pub(super) fn narrow(policy: &Policy, gate: &Gate, uris: &[&str]) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = Vec::new();
     for uri in uris {
@@ -60,34 +62,29 @@ pub(super) fn narrow(policy: &Policy, gate: &Gate, uris: &[&str]) -> Vec<PathBuf
     found.iter().filter(|d| !nested(d)).cloned().collect()
 }
 
-/// What survives of one client root (an absolute path).
+/// What survives of one client root (an absolute path, as the URI gave it).
 fn surviving(policy: &Policy, gate: &Gate, client: &Path) -> Vec<PathBuf> {
-    let canonical = std::fs::canonicalize(client).ok();
-    if let Some(c) = &canonical {
-        let held: Vec<PathBuf> = policy
-            .roots
-            .iter()
-            .filter(|r| r.starts_with(c))
-            .cloned()
-            .collect();
-        if !held.is_empty() {
-            return held;
-        }
+    // A URI's `.` and `..` are removed lexically (RFC 3986, 5.2.4), so the folded path is what
+    // the client named, whatever its components are on disk.
+    let Some(client) = fold(client) else {
+        return Vec::new();
+    };
+    // At or above configured roots (compared by whole components, touching nothing): they are
+    // held whole.
+    let held: Vec<PathBuf> = policy
+        .roots
+        .iter()
+        .filter(|r| r.starts_with(&client))
+        .cloned()
+        .collect();
+    if !held.is_empty() {
+        return held;
     }
-    // Beneath a configured root: the gate decides, and the canonical path must name the very
-    // directory it reached.
-    let Ok(node) = gate.resolve(client.as_os_str().as_bytes()) else {
-        return Vec::new();
-    };
-    let Some(c) = canonical else {
-        return Vec::new();
-    };
-    let same = std::fs::metadata(&c)
-        .is_ok_and(|m| m.dev() == node.stat().st_dev && m.ino() == node.stat().st_ino);
-    if node.kind() == Kind::Directory && same && policy.roots.iter().any(|r| c.starts_with(r)) {
-        vec![c]
-    } else {
-        Vec::new()
+    // Anything else is the gate's to decide, as for a path a call names: outside the roots,
+    // excluded, through a link that leaves, missing or not a directory all leave nothing alike.
+    match gate.resolve(client.as_os_str().as_bytes()) {
+        Ok(node) if node.kind() == Kind::Directory => vec![gate.path_of(&node)],
+        _ => Vec::new(),
     }
 }
 

@@ -441,3 +441,34 @@ fn lock_cannot_be_turned_off_and_tools_only_narrow() {
     ]);
     assert_eq!(Policy::load_from(&i).unwrap().tools, vec!["cat"]);
 }
+
+#[test]
+fn require_sandbox_refuses_only_a_restriction_that_restricts_nothing() {
+    let f = Fixture::new();
+    let none = Enforcement::None("not supported by this kernel".into());
+    let best = Policy::load_from(&f.inputs(&[])).unwrap();
+    assert_eq!(best.check_sandbox(&none), Ok(()));
+    let strict = Policy::load_from(&f.inputs(&[("READBOX_SANDBOX", "require")])).unwrap();
+    assert_eq!(strict.check_sandbox(&Enforcement::Full), Ok(()));
+    assert_eq!(strict.check_sandbox(&Enforcement::Partial), Ok(()));
+    assert_eq!(
+        strict.check_sandbox(&none).unwrap_err().to_string(),
+        "config: sandbox: \"require\" is set, but Landlock is not enforced: not supported by this \
+         kernel"
+    );
+}
+
+#[test]
+fn the_gate_opens_the_policys_roots() {
+    let f = Fixture::new();
+    let p = Policy::load_from(&f.inputs(&[])).unwrap();
+    let gate = p.open_gate().unwrap();
+    assert_eq!(gate.workdir(), f.p("root"));
+    let sub = gate.resolve(b"sub").unwrap();
+    assert_eq!(gate.path_of(&sub), f.p("root/sub"));
+    let outside = f.p("outside");
+    let denied = |arg: &[u8]| matches!(gate.resolve(arg), Err(Error::Denied(_)));
+    assert!(denied(outside.as_os_str().as_bytes()));
+    // The policy's excludes come along.
+    assert!(denied(b"sub/.env"));
+}

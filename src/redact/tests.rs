@@ -852,6 +852,121 @@ fn an_inline_key_without_end_hides_the_rest_of_its_line() {
     );
 }
 
+#[test]
+fn a_line_that_opens_a_block_opens_it_whatever_came_before() {
+    // An END and a new BEGIN on one line: a block opens after it, inside a block or not, so that
+    // a reader that starts without the state before (skip_window) agrees with one from the start.
+    let mut rng = Rng(28);
+    let a = rng.pick(64, &b64());
+    let b = rng.pick(64, &b64());
+    let both = format!("-----END {PRIV}----------BEGIN {PRIV}-----\n");
+    let text = format!("-----BEGIN {PRIV}-----\n{a}\n{both}{b}\n");
+    let shown = redact(&text);
+    assert!(!shown.contains(&a) && !shown.contains(&b), "{shown}");
+    let mut r = Redactor::new();
+    r.skip(text.as_bytes());
+    assert!(!r.passes(b"x\n"), "skip() follows: the block is open");
+    let (shown, _) = redact_with(&mut Redactor::new(), &format!("{both}{b}\n"));
+    assert!(!shown.contains(&b), "{shown}");
+}
+
+#[test]
+fn a_begin_line_opens_a_block_however_long_it_is_and_however_it_is_read() {
+    let mut rng = Rng(26);
+    let material = rng.pick(64, &b64()) + "\n";
+    let hidden = format!("{}\n", mark("private-key"));
+    let long_prefix = "x".repeat(70_000);
+    for (prefix, pad, term) in [
+        ("", 0, "\n"),
+        ("", 30_000, "\n"),
+        ("", 70_000, "\n"),
+        ("k = \"", 200_000, "\r\n"),
+        (long_prefix.as_str(), 3, "\n"),
+    ] {
+        // Padding of every kind the marker may be followed by.
+        let padding: String = " \t\"',;\\".chars().cycle().take(pad).collect();
+        let begin = format!("{prefix}-----BEGIN {PRIV}-----{padding}{term}");
+        let mut r = Redactor::new();
+        whole(&mut r, begin.as_bytes());
+        assert_eq!(whole(&mut r, material.as_bytes()), hidden.as_bytes());
+        for sizes in [&[65536][..], &[4093, 7], &[MAX_MATCH + 1]] {
+            let mut r = Redactor::new();
+            let out = stream(&mut r, begin.as_bytes(), sizes);
+            assert_eq!(out, begin.as_bytes(), "the BEGIN line itself stays");
+            assert_eq!(
+                whole(&mut r, material.as_bytes()),
+                hidden.as_bytes(),
+                "read in pieces {sizes:?}: {} bytes of padding after {} bytes",
+                pad,
+                prefix.len()
+            );
+        }
+    }
+    // Anything but padding after the marker, even a lone `\r`, and it is not a BEGIN line.
+    for after in ["x", "\r ", "-----"] {
+        let begin = format!("-----BEGIN {PRIV}-----{}{after}\n", " ".repeat(70_000));
+        let mut r = Redactor::new();
+        whole(&mut r, begin.as_bytes());
+        assert_eq!(whole(&mut r, material.as_bytes()), material.as_bytes());
+        let mut r = Redactor::new();
+        stream(&mut r, begin.as_bytes(), &[65536]);
+        assert_eq!(whole(&mut r, material.as_bytes()), material.as_bytes());
+    }
+}
+
+/// What a reader that starts at line start `w` of `text` shows, as tail does: the look-back
+/// before it through skip_window, then the lines from `w`.
+fn window_from(text: &[u8], w: usize) -> String {
+    let from = w.saturating_sub(LOOKBACK);
+    let mut r = Redactor::new();
+    r.skip_window(&text[from..w], from > 0 && text[from - 1] != b'\n');
+    redact_with(&mut r, std::str::from_utf8(&text[w..]).unwrap()).0
+}
+
+#[test]
+fn no_window_after_a_begin_line_of_any_length_shows_key_material() {
+    let mut rng = Rng(27);
+    // 52 KiB of material: within the bound, so a window near the END still has it open.
+    let body: Vec<String> = (0..800).map(|_| rng.pick(64, &b64())).collect();
+    for pad in [0, 30_000, 70_000, 200_000] {
+        let text = format!(
+            "# x\n-----BEGIN {PRIV}-----{}\n{}\n-----END {PRIV}-----\n# end\n",
+            " ".repeat(pad),
+            body.join("\n")
+        );
+        assert!(!redact(&text).contains(&body[0]));
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .filter(|&i| i < text.len())
+            .collect();
+        for (k, &w) in starts.iter().enumerate() {
+            if k % 23 != 0 && k + 5 < starts.len() && k > 5 {
+                continue;
+            }
+            let shown = window_from(text.as_bytes(), w);
+            for b in &body {
+                assert!(!shown.contains(b), "padding {pad}, from line {k}: {b}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_window_that_starts_inside_a_long_run_of_padding_takes_it_for_a_begin_line() {
+    // The look-back cannot tell the end of a BEGIN line whose padding passes MAX_LINE from any
+    // other run of padding that long: it hides what follows, up to the bound (when unsure, hide).
+    let text = format!("x{}\nplain 1\nplain 2\n", " ".repeat(LOOKBACK));
+    let w = text.find("plain 1").unwrap();
+    assert_eq!(
+        window_from(text.as_bytes(), w),
+        format!("{}\n", mark("private-key"))
+    );
+    // A shorter run is seen whole, and nothing is hidden.
+    let text = format!("x{}\nplain 1\nplain 2\n", " ".repeat(MAX_LINE / 2));
+    let w = text.find("plain 1").unwrap();
+    assert_eq!(window_from(text.as_bytes(), w), "plain 1\nplain 2\n");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Long lines
 // ---------------------------------------------------------------------------------------------

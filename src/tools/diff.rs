@@ -6,7 +6,8 @@
 //! piped in is the caller's own, and comparing it with a file's secret would confirm a guessed
 //! secret by the exit status (docs/contract.md#redaction).
 //! Identical files give empty output and exit 0; differences exit 1, as POSIX diff. A binary file
-//! (a NUL in its first 8 KiB) is compared as bytes: `Binary files A and B differ`, as GNU diff.
+//! (a NUL in its first 8 KiB) is compared as bytes: `Binary files A and B differ`, as GNU diff;
+//! with standard input as a side and redaction on, a binary side is refused instead.
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
@@ -16,12 +17,16 @@ use crate::envelope::Stop;
 use crate::error::{Error, shown};
 use crate::names::quoted;
 use crate::read::{BINARY_PROBE, BLOCK, Filter, for_each_block, is_binary, read_at};
-use crate::redact::Shown;
+use crate::redact::{Shown, Tally};
 use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 
 /// The note of a diff with standard input as a side when redaction replaced a value.
 pub const STDIN_NOTE: &str = "standard input is a side, so the lines were compared as redacted: \
                               values that redaction hides were not compared";
+
+/// The refusal of a binary side when standard input is a side and redaction is on.
+pub const BINARY_STDIN: &str = "with standard input as a side, diff compares only text, whose \
+                                secrets redaction can hide";
 
 /// Lines per file that diff compares at most.
 pub const MAX_LINES: usize = 2000;
@@ -222,15 +227,25 @@ fn read_all(ctx: &Ctx<'_>, side: Side) -> Result<Vec<u8>, Error> {
     Ok(data)
 }
 
+/// A line as redaction shows it, with the values its redaction replaced.
+type ShownLine = (Shown, Tally);
+
 /// How each line of `data` is shown, as redaction shows it (docs/contract.md#redaction); `None`
 /// when redaction leaves the whole side as it is.
-fn shown_lines(filter: &mut Filter, data: &[u8]) -> Option<Vec<Shown>> {
+fn shown_lines(filter: &mut Filter, data: &[u8]) -> Option<Vec<ShownLine>> {
     if filter.passes(data) {
         return None;
     }
+    let mut before = filter.tally().cloned().unwrap_or_default();
     Some(
         data.split_inclusive(|&c| c == b'\n')
-            .map(|line| filter.line(line))
+            .map(|line| {
+                let shown = filter.line(line);
+                let now = filter.tally().cloned().unwrap_or_default();
+                let replaced = now.since(&before);
+                before = now;
+                (shown, replaced)
+            })
             .collect(),
     )
 }
@@ -256,8 +271,27 @@ fn range(start: usize, len: usize) -> String {
     }
 }
 
-fn push_line(text: &mut Vec<u8>, mark: u8, line: &[u8], shown: Option<&Shown>) {
-    let line = match shown {
+/// What the printed hunks hold of redaction's work.
+#[derive(Debug, Default)]
+struct Printed {
+    /// The values replaced in the lines printed.
+    tally: Tally,
+    /// Whether a printed line differs from the file's own (then patch cannot apply the diff).
+    altered: bool,
+}
+
+fn push_line(
+    text: &mut Vec<u8>,
+    mark: u8,
+    line: &[u8],
+    shown: Option<&ShownLine>,
+    printed: &mut Printed,
+) {
+    if let Some((shown, replaced)) = shown {
+        printed.tally.add(replaced);
+        printed.altered |= *shown != Shown::Same;
+    }
+    let line = match shown.map(|s| &s.0) {
         None | Some(Shown::Same) => line,
         Some(Shown::Replaced(t)) => t.as_slice(),
         // A line of a private-key block after the one that shows the marker.
@@ -315,6 +349,7 @@ pub fn unified(label_a: &[u8], label_b: &[u8], a: &[u8], b: &[u8], context: usiz
         (b, None),
         context,
         Compare::Raw,
+        &mut Printed::default(),
     )
 }
 
@@ -332,13 +367,13 @@ enum Compare {
 const HIDDEN: &[u8] = b"\0hidden by redaction\n";
 
 /// The lines of `data` as `compare` compares them.
-fn keys<'a>(data: &'a [u8], shown: Option<&'a [Shown]>, compare: Compare) -> Vec<&'a [u8]> {
+fn keys<'a>(data: &'a [u8], shown: Option<&'a [ShownLine]>, compare: Compare) -> Vec<&'a [u8]> {
     let raw = lines(data);
     match (compare, shown) {
         (Compare::Shown, Some(shown)) => raw
             .iter()
             .zip(shown)
-            .map(|(line, s)| match s {
+            .map(|(line, (s, _))| match s {
                 Shown::Same => line,
                 Shown::Replaced(text) => text.as_slice(),
                 Shown::Hidden => HIDDEN,
@@ -349,14 +384,16 @@ fn keys<'a>(data: &'a [u8], shown: Option<&'a [Shown]>, compare: Compare) -> Vec
 }
 
 /// [`unified`] of the lines of `a` and `b` compared as `compare` says, each line printed as
-/// `shown` says (redacted) when given.
+/// `shown` says (redacted) when given; `printed` gathers what redaction changed in the lines
+/// printed.
 fn unified_shown(
     label_a: &[u8],
     label_b: &[u8],
-    (a, shown_a): (&[u8], Option<&[Shown]>),
-    (b, shown_b): (&[u8], Option<&[Shown]>),
+    (a, shown_a): (&[u8], Option<&[ShownLine]>),
+    (b, shown_b): (&[u8], Option<&[ShownLine]>),
     context: usize,
     compare: Compare,
+    printed: &mut Printed,
 ) -> Vec<u8> {
     if a == b {
         return Vec::new();
@@ -407,7 +444,7 @@ fn unified_shown(
                 ),
                 Edit::Insert => (b'+', shown_b.and_then(|s| s.get(n))),
             };
-            push_line(&mut text, mark, line, shown);
+            push_line(&mut text, mark, line, shown, printed);
         }
     }
     text
@@ -425,7 +462,19 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let b = open(ctx, args.bytes(1))?;
     let (label_a, label_b) = (quoted(args.bytes(0)), quoted(args.bytes(1)));
     // Binary files are compared as bytes, before the line limit applies (as GNU diff).
-    if a.is_binary()? || b.is_binary()? {
+    let binary = [a.is_binary()?, b.is_binary()?];
+    if binary[0] || binary[1] {
+        if ctx.policy.redact && (a.stdin || b.stdin) {
+            // Redaction finds secrets in text; a binary file's bytes (a DER key, a keystore, a
+            // database page) are no redacted content, and comparing them with bytes the caller
+            // chose would confirm a guess of the whole file by the exit status.
+            // Name the file when it is binary, else standard input.
+            let (file, piped) = if a.stdin { (1, 0) } else { (0, 1) };
+            let sides = [&a.path, &b.path];
+            let side = sides[if binary[file] { file } else { piped }];
+            let e = format!("{side} is binary (a NUL in its first 8 KiB): {BINARY_STDIN}");
+            return Err(Error::Usage(e).into());
+        }
         if same_bytes(ctx, &a, &b)? {
             return Ok(Outcome::Success);
         }
@@ -453,6 +502,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     );
     let shown_a = shown_lines(&mut filter_a, &text_a);
     let shown_b = shown_lines(&mut filter_b, &text_b);
+    let mut printed = Printed::default();
     let text = unified_shown(
         &label_a,
         &label_b,
@@ -460,24 +510,24 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         (&text_b, shown_b.as_deref()),
         args.int(2) as usize,
         compare,
+        &mut printed,
     );
-    let redacted =
-        filter_a.tally().map_or(0, |t| t.total()) + filter_b.tally().map_or(0, |t| t.total());
-    if redacted > 0 && compare == Compare::Shown {
+    if compare == Compare::Shown
+        && filter_a.tally().map_or(0, Tally::total) + filter_b.tally().map_or(0, Tally::total) > 0
+    {
         // Given whether or not the lines differ: a note only on a difference would tell as much
-        // as the exit status.
+        // as the exit status. So it counts the whole of both sides, not the lines printed.
         filter_a.report(ctx.out);
         filter_b.report(ctx.out);
         ctx.out.note(STDIN_NOTE);
+    } else {
+        // Two files: the values replaced in the lines printed, not in the whole files.
+        ctx.out.add_redactions(&printed.tally);
     }
     if text.is_empty() {
         return Ok(Outcome::Success);
     }
-    if redacted > 0 {
-        if compare == Compare::Raw {
-            filter_a.report(ctx.out);
-            filter_b.report(ctx.out);
-        }
+    if printed.altered {
         ctx.out.note(crate::redact::PATCH_NOTE);
     }
     if let Err(stop) = ctx.out.push(&text) {

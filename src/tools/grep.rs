@@ -75,7 +75,7 @@ pub const TOOL: Tool = Tool {
         },
         crate::walk::MAX_DEPTH,
     ],
-    example: "TODO src true false '*.rs'",
+    example: "unwrap src true false '*.rs'",
     flags: &[
         Flag {
             names: &["-i", "--ignore-case"],
@@ -958,10 +958,12 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     };
     if args.given() < 2 && ctx.gate.stdin_has_input() {
         // `ls | grep x` must not search the tree instead of the piped text.
-        let p = crate::names::shell_word(pattern);
+        let call = |path: &[u8]| crate::names::command("grep", &[pattern, path]);
         return Err(Error::Usage(format!(
-            "grep reads standard input only when PATH is -: grep {p} - searches the piped \
-             text, grep {p} . searches the tree"
+            "grep reads standard input only when PATH is -: {} searches the piped text, {} \
+             searches the tree",
+            call(b"-"),
+            call(b".")
         ))
         .into());
     }

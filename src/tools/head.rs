@@ -6,7 +6,7 @@ use super::Tool;
 use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
-use crate::names::shell_word;
+use crate::names::command;
 use crate::read::{Ahead, BLOCK, Batch, Filter, Lines, charge_lines};
 use crate::redact::Shown;
 use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
@@ -356,17 +356,18 @@ impl LinePrinter<'_, '_> {
             ));
             return;
         }
-        let word = shell_word(arg);
+        let cat = |from: u64| command("cat", &[arg, from.to_string().as_bytes()]);
         out.note_truncation(if out.cut_inside() {
             format!(
                 "output truncated at max_output_bytes ({cap} bytes; READBOX_MAX_OUTPUT_BYTES) \
-                 inside line {k}, which does not fit; the lines after it: cat {word} {}",
-                k + 1
+                 inside line {k}, which does not fit; the lines after it: {}",
+                cat(k + 1)
             )
         } else {
             format!(
                 "output truncated at max_output_bytes ({cap} bytes; READBOX_MAX_OUTPUT_BYTES) \
-                 before line {k}; continue with: cat {word} {k}"
+                 before line {k}; continue with: {}",
+                cat(k)
             )
         });
     }

@@ -9,7 +9,7 @@ use super::Tool;
 use crate::call::Ctx;
 use crate::envelope::{Format, Stop};
 use crate::error::shown;
-use crate::names::{quoted, shell_word};
+use crate::names::{command, quoted};
 use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 use crate::resolve::Kind as K;
 
@@ -90,10 +90,10 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             if stop == Stop::Truncated {
                 ctx.out.note_truncation(format!(
                     "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES) \
-                     before {}; `find {} PATTERN` lists fewer entries",
+                     before {}; `{}` lists fewer entries",
                     ctx.out.cap(),
                     String::from_utf8_lossy(&line[..line.len() - 1]),
-                    shell_word(args.bytes(0))
+                    command("find", &[args.bytes(0), b"PATTERN"])
                 ));
             }
             return Err(stop);

@@ -1,4 +1,5 @@
-//! `pwd`: the working directory, with a newline (docs/contract.md#tools).
+//! `pwd`: the working directory, with a newline, quoted as every name is
+//! (docs/contract.md#tools, docs/contract.md#names).
 
 use std::os::unix::ffi::OsStrExt;
 
@@ -6,6 +7,7 @@ use super::Tool;
 use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::Error;
+use crate::names::quoted;
 use crate::registry::{Args, Effect, Flag, Outcome};
 
 /// The registry entry.
@@ -29,7 +31,9 @@ fn run(ctx: &Ctx<'_>, _args: &Args) -> Result<Outcome, Stop> {
     if ctx.policy.roots.is_empty() {
         return Err(Error::Denied(".".into()).into());
     }
-    ctx.out.push(ctx.gate.workdir().as_os_str().as_bytes())?;
+    // One record, as every name readbox prints (docs/contract.md#names).
+    ctx.out
+        .push(&quoted(ctx.gate.workdir().as_os_str().as_bytes()))?;
     ctx.out.push(b"\n")?;
     Ok(Outcome::Success)
 }

@@ -80,16 +80,33 @@ pub fn permissions(mode: u32, kind: crate::resolve::Kind) -> String {
     .collect()
 }
 
-/// RFC 3339 in UTC with nine fraction digits: `2026-11-30T00:25:30.123456789Z`.
-pub fn rfc3339(seconds: i64, nanos: u32) -> Option<String> {
-    let ts = jiff::Timestamp::from_second(seconds).ok()?;
-    Some(format!("{}.{nanos:09}Z", ts.strftime("%Y-%m-%dT%H:%M:%S")))
+/// Seconds in 400 Gregorian years, after which the calendar repeats exactly.
+const GREGORIAN_CYCLE: i64 = 146_097 * 86_400;
+
+/// RFC 3339 in UTC with nine fraction digits: `2026-11-30T00:25:30.123456789Z`. A time outside
+/// the years 0000 to 9999, which RFC 3339 cannot write (a file's mtime can be any 64-bit
+/// number of seconds), takes ISO 8601's expanded form, a signed year of five digits or more:
+/// `+292277026596-12-04T15:30:07.000000000Z`.
+pub fn rfc3339(seconds: i64, nanos: u32) -> String {
+    // The calendar repeats every 400 years: format the time moved into 1970..2370, then put the
+    // cycles back into the year.
+    let cycles = seconds.div_euclid(GREGORIAN_CYCLE);
+    let ts = jiff::Timestamp::from_second(seconds.rem_euclid(GREGORIAN_CYCLE))
+        .expect("a time within 400 years of 1970 is in range");
+    let text = ts.strftime("%Y-%m-%dT%H:%M:%S").to_string();
+    let (year, rest) = text.split_at(4);
+    let year = year.parse::<i64>().expect("four digits") + 400 * cycles;
+    let year = if (0..=9999).contains(&year) {
+        format!("{year:04}")
+    } else {
+        format!("{year:+05}")
+    };
+    format!("{year}{rest}.{nanos:09}Z")
 }
 
 fn describe(path: &str, st: &Stat) -> String {
     let kind = crate::resolve::Kind::of(st);
-    let modified = rfc3339(st.st_mtime, st.st_mtime_nsec as u32)
-        .map_or_else(|| "null".to_string(), |t| json_string(&t));
+    let modified = json_string(&rfc3339(st.st_mtime, st.st_mtime_nsec as u32));
     format!(
         "{{\"path\": {}, \"type\": {}, \"size_bytes\": {}, \"permissions\": {}, \"modified_at\": {}}}\n",
         json_string(path),
@@ -123,9 +140,42 @@ mod tests {
     #[test]
     fn times_have_nine_fraction_digits() {
         assert_eq!(
-            rfc3339(1_700_000_000, 123_456_789).unwrap(),
+            rfc3339(1_700_000_000, 123_456_789),
             "2023-11-14T22:13:20.123456789Z"
         );
-        assert_eq!(rfc3339(0, 1).unwrap(), "1970-01-01T00:00:00.000000001Z");
+        assert_eq!(rfc3339(0, 1), "1970-01-01T00:00:00.000000001Z");
+        assert_eq!(rfc3339(-1, 0), "1969-12-31T23:59:59.000000000Z");
+    }
+
+    #[test]
+    fn times_beyond_four_digit_years_have_an_expanded_year() {
+        // Checked against GNU date (`date -u -d @SECONDS`) where it has an answer, and against the
+        // days-to-civil algorithm beyond.
+        assert_eq!(
+            rfc3339(253_402_300_799, 0),
+            "9999-12-31T23:59:59.000000000Z"
+        );
+        assert_eq!(
+            rfc3339(253_402_300_800, 0),
+            "+10000-01-01T00:00:00.000000000Z"
+        );
+        assert_eq!(
+            rfc3339(-62_167_219_200, 0),
+            "0000-01-01T00:00:00.000000000Z"
+        );
+        assert_eq!(
+            rfc3339(-62_167_219_201, 0),
+            "-0001-12-31T23:59:59.000000000Z"
+        );
+        assert_eq!(
+            rfc3339(400_000_000_000, 0),
+            "+14645-06-30T15:06:40.000000000Z"
+        );
+        // Any 64-bit time has an answer.
+        assert!(rfc3339(i64::MAX, 999_999_999).starts_with("+292277026596-12-04T15:30:07."));
+        assert_eq!(
+            rfc3339(i64::MIN, 0),
+            "-292277022657-01-27T08:29:52.000000000Z"
+        );
     }
 }

@@ -12,7 +12,7 @@ use crate::call::Ctx;
 use crate::envelope::{LONG_LINE, Measure, Stop};
 use crate::error::{Error, shown};
 use crate::read::{BLOCK, Batch, Filter, Lines, read_at};
-use crate::redact::Shown;
+use crate::redact::{LOOKBACK, Shown};
 use crate::registry::{Args, Outcome, Param};
 
 /// The registry entry.
@@ -35,10 +35,6 @@ pub const TOOL: Tool = Tool {
     run,
 };
 
-/// How far before the window redaction looks for the start of a private-key block that the
-/// window may begin inside (a block ends after 64 KiB of key material anyway).
-const KEY_LOOKBACK: u64 = 64 * 1024;
-
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let path = shown(args.bytes(0));
     let input = ctx.open_input(args.bytes(0), "tail")?;
@@ -51,12 +47,20 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     };
     let (file, floor) = (input.file, input.offset);
     let (starts, over) = line_starts(&file, size, floor, wanted, ctx.budget.read_left(), &path)?;
-    if starts.is_empty() {
+    // The read budget ran out before LINES lines: the lines that fit are shown (as far as the
+    // cap allows), and the answer is `limit:`, never a success (docs/contract.md#limits).
+    let end = |cut: bool| -> Result<Outcome, Stop> {
         if over {
-            // Not even the last line fits the read budget.
-            return show_end_of_last_line(ctx, &file, size, None, &path);
+            Err(ctx.budget.read_exhausted().into())
+        } else if cut {
+            Err(Stop::Truncated)
+        } else {
+            Ok(Outcome::Success)
         }
-        return Ok(Outcome::Success);
+    };
+    if starts.is_empty() {
+        // Nothing, or not even the last line, fits the read budget: that line is not shown.
+        return end(false);
     }
     let room = ctx.out.room();
     let sizes = measure(ctx, &file, size, &starts, &path)?;
@@ -69,8 +73,9 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     }
     if keep == starts.len() {
         // No whole line fits: the end of the last line, cut to the cap.
-        let last = starts.last().copied();
-        return show_end_of_last_line(ctx, &file, size, last, &path);
+        let last = starts[starts.len() - 1];
+        show_end_of_last_line(ctx, &file, size, last, &path)?;
+        return end(true);
     }
     let from = starts[keep];
     ctx.budget.charge_read(size - from)?;
@@ -84,12 +89,8 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             starts.len() - keep,
             starts.len()
         ));
-        return Err(Stop::Truncated);
     }
-    if over {
-        return Err(ctx.budget.read_exhausted().into());
-    }
-    Ok(Outcome::Success)
+    end(keep > 0)
 }
 
 /// The start offsets of the last `wanted` lines of the file after offset `floor` (where reading
@@ -154,8 +155,8 @@ fn line_starts(
     Ok((starts, over))
 }
 
-/// A filter whose private-key state is the one at `offset`: the lines of the 64 KiB before it
-/// are read past without being shown.
+/// A filter whose private-key state is the one at `offset`, the start of a line: the
+/// [`LOOKBACK`] bytes before it are read past without being shown, as the redactor asks.
 fn filter_at(
     ctx: &Ctx<'_>,
     file: &std::fs::File,
@@ -166,17 +167,68 @@ fn filter_at(
     if !ctx.policy.redact || offset == 0 {
         return Ok(filter);
     }
-    let from = offset.saturating_sub(KEY_LOOKBACK);
+    let from = offset.saturating_sub(LOOKBACK as u64);
     let mut before = vec![0u8; (offset - from) as usize];
     let n = read_at(file, &mut before, from, path)?;
     before.truncate(n);
-    // Only whole lines: skip the piece of a line that the look-back starts in.
-    let start = if from == 0 {
-        0
+    let inside_line = if from == 0 {
+        false
     } else {
-        memchr::memchr(b'\n', &before).map_or(before.len(), |i| i + 1)
+        let mut byte = [0u8; 1];
+        read_at(file, &mut byte, from - 1, path)? == 1 && byte[0] != b'\n'
     };
-    filter.skip(&before[start..]);
+    filter.skip_window(&before, inside_line);
+    Ok(filter)
+}
+
+/// Feeds `f` the lines from offset `from` (the start of a line) to the end of the file as they
+/// are shown (after redaction): each line in one or more pieces, the last with `true` (a hidden
+/// line is one empty piece). Returns the filter, which holds what was redacted.
+fn each_shown(
+    ctx: &Ctx<'_>,
+    file: &std::fs::File,
+    size: u64,
+    from: u64,
+    path: &str,
+    mut f: impl FnMut(&[u8], bool) -> Result<(), Stop>,
+) -> Result<Filter, Stop> {
+    let clone = file.try_clone().map_err(|e| Error::io(path, &e))?;
+    let mut filter = filter_at(ctx, file, from, path)?;
+    let mut lines = Lines::resume(clone, size, from, path)?;
+    while let Some(batch) = lines.next_batch(BLOCK)? {
+        match batch {
+            Batch::Piece(p) => {
+                if !filter.in_long_line() {
+                    filter.start_long_line();
+                }
+                f(&filter.long_piece(p), false)?;
+            }
+            Batch::Lines(b) => {
+                let mut rest = b;
+                if filter.in_long_line() {
+                    let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+                    f(&filter.end_long_line(&rest[..end]), true)?;
+                    rest = &rest[end..];
+                }
+                let clean = filter.passes(rest);
+                for line in rest.split_inclusive(|&c| c == b'\n') {
+                    if clean {
+                        f(line, true)?;
+                        continue;
+                    }
+                    match filter.line(line) {
+                        Shown::Same => f(line, true)?,
+                        Shown::Replaced(text) => f(&text, true)?,
+                        Shown::Hidden => f(&[], true)?,
+                    }
+                }
+            }
+        }
+    }
+    if filter.in_long_line() {
+        // The file ended inside a long line: what the filter held back is shown too.
+        f(&filter.end_long_line(&[]), true)?;
+    }
     Ok(filter)
 }
 
@@ -188,124 +240,53 @@ fn measure(
     starts: &[u64],
     path: &str,
 ) -> Result<Vec<usize>, Stop> {
-    let clone = file.try_clone().map_err(|e| Error::io(path, &e))?;
-    let mut lines = Lines::resume(clone, size, starts[0], path)?;
-    let mut filter = filter_at(ctx, file, starts[0], path)?;
     // Measuring shows nothing: its redactions are not counted.
     let mut sizes = Vec::with_capacity(starts.len());
     let mut measure = Measure::new(ctx.out.format());
     let mut current = 0usize;
-    while let Some(batch) = lines.next_batch(BLOCK)? {
-        match batch {
-            Batch::Piece(p) => {
-                if !filter.in_long_line() {
-                    filter.start_long_line();
-                }
-                current += measure.add(&filter.long_piece(p), false);
-            }
-            Batch::Lines(b) => {
-                let mut rest = b;
-                if filter.in_long_line() {
-                    let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
-                    current += measure.add(&filter.end_long_line(&rest[..end]), true);
-                    sizes.push(current);
-                    current = 0;
-                    rest = &rest[end..];
-                }
-                for line in rest.split_inclusive(|&c| c == b'\n') {
-                    let n = match filter.line(line) {
-                        Shown::Same => measure.add(line, true),
-                        Shown::Replaced(text) => measure.add(&text, true),
-                        Shown::Hidden => 0,
-                    };
-                    sizes.push(n);
-                }
-            }
+    each_shown(ctx, file, size, starts[0], path, |text, line_end| {
+        current += measure.add(text, line_end);
+        if line_end {
+            sizes.push(current);
+            current = 0;
         }
-    }
-    if filter.in_long_line() {
-        // The file ended inside a long line: what the filter held back is shown too.
-        current += measure.add(&filter.end_long_line(&[]), true);
-    }
-    if current > 0 {
-        sizes.push(current);
-    }
+        Ok(())
+    })?;
     sizes.resize(starts.len(), 0);
     Ok(sizes)
 }
 
 /// Shows the lines from offset `from` to the end of the file.
 fn show(ctx: &Ctx<'_>, file: &std::fs::File, size: u64, from: u64, path: &str) -> Result<(), Stop> {
-    let clone = file.try_clone().map_err(|e| Error::io(path, &e))?;
-    let mut filter = filter_at(ctx, file, from, path)?;
-    let mut lines = Lines::resume(clone, size, from, path)?;
-    while let Some(batch) = lines.next_batch(BLOCK)? {
-        match batch {
-            Batch::Piece(p) => {
-                if !filter.in_long_line() {
-                    filter.start_long_line();
-                }
-                ctx.out.push(&filter.long_piece(p))?;
-            }
-            Batch::Lines(b) => {
-                let mut rest = b;
-                if filter.in_long_line() {
-                    let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
-                    ctx.out.push(&filter.end_long_line(&rest[..end]))?;
-                    rest = &rest[end..];
-                }
-                if filter.passes(rest) {
-                    ctx.out.push(rest)?;
-                    continue;
-                }
-                for line in rest.split_inclusive(|&c| c == b'\n') {
-                    match filter.line(line) {
-                        Shown::Same => ctx.out.push(line)?,
-                        Shown::Replaced(text) => ctx.out.push(&text)?,
-                        Shown::Hidden => {}
-                    }
-                }
-            }
-        }
-    }
-    if filter.in_long_line() {
-        ctx.out.push(&filter.end_long_line(&[]))?;
-    }
+    let filter = each_shown(ctx, file, size, from, path, |text, _| ctx.out.push(text))?;
     filter.report(ctx.out);
     Ok(())
 }
 
-/// When not even the last line fits, the end of it (which starts at `line_start` when known),
-/// cut to the cap on a character boundary: tail keeps the end. Only the bytes shown are charged.
+/// When not even the last line (which starts at `line_start`) fits, the end of it, cut to the cap
+/// on a character boundary: tail keeps the end. The line is redacted from its start, so its end
+/// shows what a reader of the whole line sees; only its last bytes are held. Only the bytes shown
+/// are charged.
 fn show_end_of_last_line(
     ctx: &Ctx<'_>,
     file: &std::fs::File,
     size: u64,
-    line_start: Option<u64>,
+    line_start: u64,
     path: &str,
-) -> Result<Outcome, Stop> {
-    let room = ctx.out.room() as u64;
-    let budget = ctx.budget.read_left();
-    if size == 0 {
-        return Ok(Outcome::Success);
-    }
-    if room >= budget {
-        // The read budget, not the cap, is what the last line does not fit.
-        return Err(ctx.budget.read_exhausted().into());
-    }
-    // Enough before the shown part for redaction to see a secret that reaches into it whole.
-    let margin = LONG_LINE as u64;
-    let from = size
-        .saturating_sub(room + margin)
-        .max(line_start.unwrap_or(0));
-    let mut data = vec![0u8; usize::try_from(size - from).unwrap_or(0)];
-    let n = read_at(file, &mut data, from, path)?;
-    data.truncate(n);
-    let mut filter = filter_at(ctx, file, from, path)?;
-    filter.start_long_line();
-    let shown_text = filter.end_long_line(&data).into_owned();
+) -> Result<(), Stop> {
+    let room = ctx.out.room();
+    // A few bytes more than the room: decoding the held end may not start inside a character.
+    let hold = room.saturating_add(8);
+    let mut end: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
+    let filter = each_shown(ctx, file, size, line_start, path, |text, _| {
+        end.extend(text);
+        if end.len() > hold {
+            end.drain(..end.len() - hold);
+        }
+        Ok(())
+    })?;
     filter.report(ctx.out);
-    let tail = ctx.out.end_that_fits(&shown_text, room as usize);
+    let tail = ctx.out.end_that_fits(end.make_contiguous(), room);
     ctx.budget.charge_read(tail.len() as u64)?;
     ctx.out.push(&tail)?;
     ctx.out.mark_truncated();
@@ -314,7 +295,7 @@ fn show_end_of_last_line(
          does not fit, its end is shown",
         ctx.out.cap()
     ));
-    Err(Stop::Truncated)
+    Ok(())
 }
 
 /// One line kept by [`tail_stream`]: its text as it will be shown (the end of it, for a line longer
@@ -410,7 +391,10 @@ fn tail_stream(
             }
         }
     }
-    if filter.in_long_line() {
+    if over.is_some() {
+        // The line being read when the budget ran out crossed it: it is not shown.
+        current = None;
+    } else if filter.in_long_line() {
         let tail = filter.end_long_line(&[]);
         let line = current.get_or_insert(Kept {
             text: Vec::new(),
@@ -423,6 +407,14 @@ fn tail_stream(
         keep(&mut kept, &mut total, line);
     }
     filter.report(ctx.out);
+    // As for a file: once the budget ran out, the answer is `limit:` with the last lines read
+    // that fit the cap, never a success, even a truncated one (docs/contract.md#limits).
+    let finish = |over: Option<Error>| -> Result<Outcome, Stop> {
+        match over {
+            Some(e) => Err(e.into()),
+            None => Err(Stop::Truncated),
+        }
+    };
     // The last lines that fit the cap.
     let mut size = 0usize;
     let mut first = kept.len();
@@ -432,15 +424,15 @@ fn tail_stream(
     }
     if first == kept.len() {
         if let Some(last) = kept.back() {
-            let end = ctx.out.end_that_fits(&last.text, room);
-            ctx.out.push(&end)?;
+            let shown_end = ctx.out.end_that_fits(&last.text, room);
+            ctx.out.push(&shown_end)?;
             ctx.out.mark_truncated();
             ctx.out.note_truncation(format!(
                 "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES): the \
                  last line does not fit, its end is shown",
                 ctx.out.cap()
             ));
-            return Err(Stop::Truncated);
+            return finish(over);
         }
     } else {
         for line in kept.range(first..) {
@@ -455,7 +447,7 @@ fn tail_stream(
                 kept.len() - first,
                 kept.len()
             ));
-            return Err(Stop::Truncated);
+            return finish(over);
         }
     }
     if let Some(e) = over {

@@ -564,6 +564,47 @@ fn head_and_tail_are_charged_only_for_the_lines_they_use() {
 }
 
 #[test]
+fn tail_past_the_read_budget_answers_limit_even_when_the_cap_cuts_too() {
+    // Once the budget runs out, tail answers `limit:` with the last lines that fit the cap, of a
+    // file and of a pipe alike: never a success, which would pass the lines of a pipe read
+    // before the budget ran out off as its last ones.
+    let text: String = (1..=100_000).map(|i| format!("{i}\n")).collect();
+    let mut env = TestEnv::new();
+    env.write("n.txt", &text);
+    env.var("READBOX_MAX_READ_BYTES", "20");
+    env.var("READBOX_MAX_OUTPUT_BYTES", "10");
+    let f = env.both("tail", &["n.txt", "10"]);
+    f.fails("limit", "READBOX_MAX_READ_BYTES");
+    assert_eq!((f.output.as_str(), f.truncated), ("100000\n", false));
+
+    let mut env = TestEnv::new();
+    env.var("READBOX_MAX_READ_BYTES", "200000");
+    env.var("READBOX_MAX_OUTPUT_BYTES", "30");
+    let p = env.piped(&["tail", "-", "10"], text.as_bytes());
+    p.fails("limit", "READBOX_MAX_READ_BYTES");
+    assert!(!p.truncated && p.notes.is_empty(), "{:?}", p.notes);
+    let shown: Vec<u32> = p.lines().iter().map(|l| l.parse().unwrap()).collect();
+    assert!(!shown.is_empty() && shown.len() <= 5, "{shown:?}");
+    assert!(shown.windows(2).all(|w| w[1] == w[0] + 1), "{shown:?}");
+    assert!(
+        *shown.last().unwrap() < 40_000,
+        "only lines read within the budget: {shown:?}"
+    );
+
+    // A last line longer than the budget is not shown, not even its end.
+    let mut env = TestEnv::new();
+    env.write("one.txt", format!("{}\n", "x".repeat(300)));
+    env.var("READBOX_MAX_READ_BYTES", "200");
+    env.var("READBOX_MAX_OUTPUT_BYTES", "50");
+    let f = env.both("tail", &["one.txt", "1"]);
+    f.fails("limit", "READBOX_MAX_READ_BYTES");
+    assert_eq!(f.output, "");
+    let p = env.piped(&["tail", "-", "1"], "x".repeat(300).as_bytes());
+    p.fails("limit", "READBOX_MAX_READ_BYTES");
+    assert_eq!(p.output, "");
+}
+
+#[test]
 fn head_and_tail_of_a_file_far_larger_than_the_budget() {
     let mut env = TestEnv::new();
     let text: String = (1..=200_000).map(|i| format!("line {i}\n")).collect();

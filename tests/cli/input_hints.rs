@@ -235,6 +235,90 @@ fn offered(error: &str) -> Option<String> {
     Some(rest.split(';').next().unwrap_or(rest).trim().to_string())
 }
 
+/// A folder `links/` in the sandbox with a link named after each tool, pointing at the binary.
+fn links(env: &TestEnv) -> std::path::PathBuf {
+    let links = env.base().join("links");
+    std::fs::create_dir(&links).unwrap();
+    for t in readbox::tools::TOOLS {
+        std::os::unix::fs::symlink(crate::support::binary(), links.join(t.name)).unwrap();
+    }
+    links
+}
+
+/// Runs `script` in bash with only `links` on PATH, in the sandbox's root, and decodes the last
+/// envelope it prints (None when it printed none), with bash's exit status.
+fn in_bash(env: &TestEnv, links: &std::path::Path, script: &str) -> Option<(i32, Value)> {
+    // bash's own `pwd` would answer instead of the link.
+    let script = format!("enable -n pwd; {script}");
+    let out = Command::new("/bin/bash")
+        .args(["--noprofile", "--norc", "-c", &script])
+        .env_clear()
+        .env("PATH", links)
+        .current_dir(env.root())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let last = out.stdout.trim_ascii_end().rsplit(|&b| b == b'\n').next()?;
+    let answer = serde_json::from_slice(last).ok()?;
+    Some((out.status.code().unwrap_or(-1), answer))
+}
+
+/// The call a note or an error offers after `marker`, up to the next `;` or the end.
+fn call_after<'a>(text: &'a str, marker: &str) -> &'a str {
+    let (_, rest) = text
+        .split_once(marker)
+        .unwrap_or_else(|| panic!("no {marker:?} in {text}"));
+    rest.split(';').next().unwrap_or(rest).trim()
+}
+
+#[test]
+fn hints_and_notes_for_a_name_that_starts_with_a_dash_run_as_written() {
+    let mut env = TestEnv::new();
+    let text: String = (1..=40).map(|i| format!("line {i:02}\n")).collect();
+    env.write("-x", &text);
+    env.write("-a", "a\n");
+    env.write("-b", "b\n");
+    let links = links(&env);
+    // The equivalent of a flag.
+    let e = env.run("tail", &["-n", "+3", "--", "-x"]);
+    let call = offered(e.error.as_deref().unwrap()).unwrap();
+    assert_eq!(call, "cat -- -x 3");
+    let (status, v) = in_bash(&env, &links, &call).unwrap();
+    assert_eq!((status, output(&v)), (0, &text[16..]));
+    // One call per path.
+    env.run("cat", &["--", "-a", "-b"])
+        .fails("usage", "cat -- -a; cat -- -b");
+    let (status, v) = in_bash(&env, &links, "cat -- -a; cat -- -b").unwrap();
+    assert_eq!((status, output(&v)), (0, "b\n"));
+    // The continuation of a cut output.
+    env.var("READBOX_MAX_OUTPUT_BYTES", "40");
+    let a = env.run("cat", &["--", "-x"]);
+    assert_eq!(a.output, &text[..40]);
+    let call = call_after(&a.notes.join("\n"), "continue with: ").to_string();
+    assert_eq!(call, "cat -- -x 6");
+    let (_, v) = in_bash(&env, &links, &format!("READBOX_MAX_OUTPUT_BYTES=40 {call}")).unwrap();
+    assert_eq!(output(&v), &text[40..80]);
+    // grep with PATH left out names the calls that read the pipe and the tree.
+    let (status, v) = with_stdin(&env, &["grep", "--", "-foo"], Input::Pipe(b"-foo\n"));
+    assert_eq!(status, 2);
+    assert!(
+        error(&v).contains("grep -- -foo - searches the piped text")
+            && error(&v).contains("grep -- -foo . searches the tree"),
+        "{v}"
+    );
+    // ls's truncation names find with `--`.
+    env.mkdir("-d");
+    for i in 0..20 {
+        env.write(&format!("-d/entry{i:02}"), "");
+    }
+    let a = env.run("ls", &["--", "-d"]);
+    assert!(
+        a.notes.iter().any(|n| n.contains("`find -- -d PATTERN`")),
+        "{:?}",
+        a.notes
+    );
+}
+
 /// Every flag of every tool's table, in a typical call: the hint it gives, when it gives one,
 /// runs as written in a shell whose PATH holds only readbox's links, and succeeds.
 #[test]
@@ -245,11 +329,7 @@ fn every_hint_of_the_flag_table_runs_as_written() {
     env.write("f.txt", "alpha\nbeta x\ngamma\n");
     env.write("g.txt", "alpha\nbeta\ngamma\n");
     env.write("d/a.txt", "x here\n");
-    let links = env.base().join("links");
-    std::fs::create_dir(&links).unwrap();
-    for t in TOOLS {
-        std::os::unix::fs::symlink(crate::support::binary(), links.join(t.name)).unwrap();
-    }
+    let links = links(&env);
     let value_of = |param: &str| match param {
         "lines" | "max_depth" | "context_lines" => "2",
         "pattern" => "x",
@@ -284,25 +364,14 @@ fn every_hint_of_the_flag_table_runs_as_written() {
                     continue;
                 };
                 let Some(call) = offered(e) else { continue };
-                // bash's own `pwd` would answer instead of the link.
-                let script = format!("enable -n pwd; {call}");
-                let out = Command::new("/bin/bash")
-                    .args(["--noprofile", "--norc", "-c", &script])
-                    .env_clear()
-                    .env("PATH", &links)
-                    .current_dir(env.root())
-                    .stdin(Stdio::null())
-                    .output()
-                    .unwrap();
                 ran += 1;
-                let answer: Value = match serde_json::from_slice(&out.stdout) {
-                    Ok(v) => v,
-                    Err(_) => {
-                        failures.push(format!("`{call}` (from {} {name}): {out:?}", t.name));
-                        continue;
-                    }
+                let Some((status, answer)) = in_bash(&env, &links, &call) else {
+                    failures.push(format!(
+                        "`{call}` (from {} {name}) printed no envelope",
+                        t.name
+                    ));
+                    continue;
                 };
-                let status = out.status.code().unwrap_or(-1);
                 if !answer["error"].is_null() || status > 1 {
                     failures.push(format!(
                         "`{call}` (from {} {name}) answers {answer}",

@@ -593,6 +593,76 @@ fn a_client_root_above_the_configured_root_keeps_it_whole() {
     m.close();
 }
 
+/// The answers of one session whose client offers the single root `uri`: a relative read, an
+/// absolute read beneath the configured root, a listing and the working directory.
+fn answers_under_client_root(env: &TestEnv, uri: String) -> Vec<Value> {
+    let mut m = Mcp::start_with_roots(env, Arc::new(Mutex::new(Some(vec![uri]))));
+    m.initialize("2025-06-18", true);
+    let answers = [
+        ("cat", json!({"path": "a.txt"})),
+        ("cat", json!({"path": env.p("a.txt")})),
+        ("ls", json!({})),
+        ("pwd", json!({})),
+    ]
+    .into_iter()
+    .map(|(tool, args)| m.call(tool, args))
+    .collect();
+    m.close();
+    answers
+}
+
+#[test]
+fn a_client_root_outside_tells_nothing_of_what_exists_there() {
+    let env = TestEnv::new();
+    env.write("a.txt", "top\n");
+    std::fs::create_dir(env.outside().join("dir")).unwrap();
+    let outside = env.outside().display().to_string();
+    // The URI's path is folded lexically (as RFC 3986 removes dot segments), so `..` after an
+    // outside name means the same whether or not that name exists; and what is outside the
+    // configured roots is never looked at, so an existing folder there answers as a missing one.
+    for (form, readable) in [
+        ("{outside}/{name}", false),
+        ("{outside}/{name}/", false),
+        ("{outside}/{name}/..", false),
+        ("{outside}/{name}/../../root", true),
+        ("{outside}/{name}/../../root/../outside", false),
+    ] {
+        let uri = |name: &str| {
+            format!(
+                "file://{}",
+                form.replace("{outside}", &outside).replace("{name}", name)
+            )
+        };
+        let existing = answers_under_client_root(&env, uri("dir"));
+        let missing = answers_under_client_root(&env, uri("missing"));
+        assert_eq!(existing, missing, "{form}");
+        if readable {
+            assert_eq!(ok_text(&existing[0]), "top\n", "{form}");
+            assert_eq!(ok_text(&existing[3]), format!("{}\n", env.root().display()));
+        } else {
+            for answer in &existing {
+                error_text(answer, "denied");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_link_outside_the_configured_roots_is_not_followed_for_a_client_root() {
+    let env = TestEnv::new();
+    env.write("a.txt", "top\n");
+    // A link beside the secret that leads back to the root: the server does not resolve
+    // anything outside the configured roots, so it narrows to nothing, as a call naming
+    // `outside/to-root/a.txt` is denied.
+    let link = env.outside().join("to-root");
+    std::os::unix::fs::symlink(env.root(), &link).unwrap();
+    for answer in answers_under_client_root(&env, file_uri(&link)) {
+        error_text(&answer, "denied");
+    }
+    let through = link.join("a.txt").display().to_string();
+    env.run("cat", &[&through]).denied(&through);
+}
+
 #[test]
 fn calls_wait_for_the_roots_and_follow_list_changed() {
     let env = TestEnv::new();

@@ -247,3 +247,164 @@ fn a_long_line_that_ends_the_file_keeps_its_end_and_hides_its_secret() {
     assert_eq!(g.output, format!("long.txt:1:{want}\n"));
     big.both("grep", &[&t[..12], "long.txt"]).no_match();
 }
+
+/// A private-key block whose BEGIN line is padded with `pad` trailing spaces, with `lines` lines
+/// of material (65 bytes each, with their newline).
+fn padded_key_block(pad: usize, lines: usize) -> String {
+    let (block, _) = key_block(lines);
+    let begin_end = block.find('\n').unwrap();
+    format!(
+        "{}{}{}",
+        &block[..begin_end],
+        " ".repeat(pad),
+        &block[begin_end..]
+    )
+}
+
+/// No piece of `key_block`'s material: every material line starts with the same 32 characters
+/// and ends with a run of zeros before its number.
+fn assert_no_material(output: &str, what: &str) {
+    for piece in ["MIIEvQIBADANBgkq", "AASC0000", "00000000000000000000"] {
+        assert!(
+            !output.contains(piece),
+            "{what} shows key material ({piece}): {}",
+            &output[output.len().saturating_sub(300)..]
+        );
+    }
+}
+
+#[test]
+fn no_window_shows_key_material_after_a_long_begin_line() {
+    // tail reads back from its window to learn whether a block is open there: far enough for
+    // 64 KiB of material and the BEGIN line's marker, and a BEGIN line whose padding reaches
+    // past that is still taken for one. Every reader sees a BEGIN line of any length.
+    let mut env = TestEnv::new();
+    env.var("READBOX_MAX_OUTPUT_BYTES", "1048576");
+    let marker = "[REDACTED:private-key]";
+    for pad in [30 * 1024, 70 * 1024, 200 * 1024] {
+        // About 50 KB of material: within the 64 KiB bound, so the block is open to its END.
+        let text = format!("# deploy key\n{}# end\n", padded_key_block(pad, 780));
+        env.write("k.txt", &text);
+        let c = env.both("cat", &["k.txt"]);
+        assert_no_material(&c.output, &format!("cat ({pad} bytes of padding)"));
+        assert!(c.output.contains(marker));
+        for n in [
+            "1", "2", "3", "50", "222", "700", "780", "781", "782", "783", "784",
+        ] {
+            let t = env.both("tail", &["k.txt", n]);
+            assert_no_material(&t.output, &format!("tail {n} ({pad} bytes of padding)"));
+            if n.parse::<u32>().unwrap() >= 3 {
+                assert!(t.output.contains(marker), "tail {n}: the marker");
+            }
+        }
+        for n in ["3", "10", "783"] {
+            let h = env.both("head", &["k.txt", n]);
+            assert_no_material(&h.output, &format!("head {n} ({pad} bytes of padding)"));
+        }
+        for k in ["3", "300"] {
+            let c = env.both("cat", &["k.txt", k]);
+            assert_no_material(&c.output, &format!("cat from {k} ({pad} bytes of padding)"));
+        }
+        env.both("grep", &["MII", "k.txt"]).no_match();
+    }
+}
+
+#[test]
+fn the_end_of_a_long_last_line_shows_what_the_whole_line_shows() {
+    // tail shows the end of a last line that does not fit the cap: redacted from the line's
+    // start, so a token that began long before the end is still hidden to its last byte.
+    let mut env = TestEnv::new();
+    let t = github_token(8);
+    let long_tail: String = t[4..].chars().cycle().take(200_000).collect();
+    env.write("long.txt", format!("t={t}{long_tail};{}\n", "x".repeat(30)));
+    env.var("READBOX_MAX_OUTPUT_BYTES", "40");
+    let a = env.both("tail", &["long.txt", "1"]);
+    a.ok(&format!("b-token];{}\n", "x".repeat(30)));
+    assert!(a.truncated);
+}
+
+#[test]
+fn tail_shows_nothing_of_a_key_line_longer_than_the_read_budget() {
+    let mut env = TestEnv::new();
+    let (block, _) = key_block(1);
+    let begin = &block[..block.find('\n').unwrap() + 1];
+    env.write(
+        "k.txt",
+        format!("{begin}{}", "MIIEvQIBADANBgkq".repeat(12_500)),
+    );
+    env.var("READBOX_MAX_READ_BYTES", "100000");
+    let a = env.both("tail", &["k.txt", "1"]);
+    a.fails("limit", "READBOX_MAX_READ_BYTES");
+    assert_no_material(&a.output, "tail past the budget");
+    env.var("READBOX_MAX_READ_BYTES", "1000000");
+    let a = env.both("tail", &["k.txt", "1"]);
+    assert_no_material(&a.output, "tail within the budget");
+}
+
+#[test]
+fn diff_with_standard_input_never_compares_a_binary_side_as_bytes() {
+    // A binary file holds what redaction cannot hide (and what it hides in its text parts): its
+    // bytes compared with bytes piped in would confirm a guess of the whole file.
+    let env = TestEnv::new();
+    let t = github_token(9);
+    let file = format!("SQLite\0page\0token={t}\0").into_bytes();
+    env.write("store.db", &file);
+    let mut wrong = file.clone();
+    let at = wrong.len() - 3;
+    wrong[at] ^= 1;
+    let refusal = "store.db is binary (a NUL in its first 8 KiB): with standard input as a side";
+    for (words, data) in [
+        (&["diff", "store.db", "-"][..], &file),
+        (&["diff", "-", "store.db"][..], &wrong),
+    ] {
+        let a = env.piped(words, data);
+        a.fails("usage", refusal);
+        assert_eq!(a.output, "");
+    }
+    // Text piped in against a text file, a binary text piped in: refused alike.
+    env.write("a.txt", "plain\n");
+    env.piped(&["diff", "a.txt", "-"], &file)
+        .fails("usage", "- is binary");
+    // Two files are compared as bytes, as before; without redaction, standard input is too.
+    env.write("copy.db", &file);
+    env.both("diff", &["store.db", "copy.db"]).ok("");
+    let mut plain = TestEnv::new();
+    plain.write("store.db", &file);
+    plain.var("READBOX_REDACT", "false");
+    plain.piped(&["diff", "store.db", "-"], &file).ok("");
+    plain
+        .piped(&["diff", "store.db", "-"], &wrong)
+        .ok_status("Binary files store.db and - differ\n", 1);
+}
+
+#[test]
+fn diff_notes_count_the_redactions_in_the_lines_printed() {
+    let env = TestEnv::new();
+    let (t, u) = (github_token(6), github_token(7));
+    let body: String = (0..40).map(|i| format!("line {i}\n")).collect();
+    env.write("a.txt", format!("token: {t}\n{body}old\nkey: {u}\n"));
+    env.write("b.txt", format!("token: {t}\n{body}new\nkey: {u}\n"));
+    // The change and one line of context: the second secret is printed, the first is not.
+    let d = env.both("diff", &["a.txt", "b.txt", "1"]);
+    d.ok_status(
+        "--- a.txt\n+++ b.txt\n@@ -41,3 +41,3 @@\n line 39\n-old\n+new\n \
+         key: [REDACTED:github-token]\n",
+        1,
+    );
+    let redacted: Vec<&String> = d
+        .notes
+        .iter()
+        .filter(|n| n.starts_with("redacted"))
+        .collect();
+    assert_eq!(redacted.len(), 1, "{:?}", d.notes);
+    assert!(
+        redacted[0].starts_with("redacted 1 secret value (github-token 1)"),
+        "{:?}",
+        d.notes
+    );
+    assert!(d.notes.iter().any(|n| n.contains("patch")), "{:?}", d.notes);
+    // No secret in the lines printed: no redaction note, and the diff applies with patch.
+    let d = env.both("diff", &["a.txt", "b.txt", "0"]);
+    d.ok_status("--- a.txt\n+++ b.txt\n@@ -42 +42 @@\n-old\n+new\n", 1);
+    assert_eq!(d.notes, Vec::<String>::new());
+}

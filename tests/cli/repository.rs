@@ -2,7 +2,8 @@
 //! of the design documents (`docs/contract.md#limits`, a bare `#limits` continuing such a
 //! citation, a Markdown link `[…](security.md#landlock)`), that section exists, so a renamed
 //! heading cannot leave a comment pointing nowhere; nothing cites a document that is not in
-//! the repository; and the modules keep the layers `src/lib.rs` lists.
+//! the repository; the modules keep the layers `src/lib.rs` lists; and only `src/envelope.rs`
+//! touches standard output.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -273,5 +274,53 @@ fn modules_import_only_the_layers_below_them() {
         upward.is_empty(),
         "imports of a layer above or beside (reorder src/lib.rs's list, or move the code):\n{}",
         upward.join("\n")
+    );
+}
+
+/// The code of `src/` that goes into the program: every `.rs` file but the unit tests' own
+/// files, each cut before its `mod tests` block.
+fn program_code() -> Vec<(PathBuf, String)> {
+    let mut files = Vec::new();
+    files_under(&root().join("src"), &mut files);
+    files
+        .into_iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "rs"))
+        .filter(|f| f.file_name().is_some_and(|n| n != "tests.rs"))
+        .map(|f| {
+            let text = fs::read_to_string(&f).expect("a source file");
+            let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
+            (f, code.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn only_the_envelope_touches_standard_output() {
+    // Every answer, the envelope and `readbox mcp`'s messages alike, is written by one module,
+    // so its escapes and its whole-line writes hold for all of them.
+    let envelope = root().join("src/envelope.rs");
+    let mut found = Vec::new();
+    for (file, code) in program_code() {
+        if file == envelope {
+            continue;
+        }
+        for (n, line) in code.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            // `print!` and `println!`, but not `eprint!` and `eprintln!` (standard error).
+            let prints = ["print!(", "println!("].iter().any(|t| {
+                line.match_indices(t)
+                    .any(|(at, _)| !line[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+            });
+            if prints || line.contains("stdout()") || line.contains("STDOUT") {
+                found.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "standard output touched outside src/envelope.rs:\n{}",
+        found.join("\n")
     );
 }

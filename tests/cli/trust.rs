@@ -54,6 +54,18 @@ fn a_terminal_escape_in_a_name_never_reaches_the_terminal_raw() {
 }
 
 #[test]
+fn pwd_writes_a_working_directory_with_a_control_in_its_name_as_one_record() {
+    let mut env = TestEnv::new();
+    env.mkdir("a\nb\x1b[31m");
+    env.cd("a\nb\x1b[31m");
+    let root = env.root();
+    let want = format!("$'{}/a\\nb\\x1b[31m'\n", root.display());
+    env.both("pwd", &[] as &[&str]).ok(&want);
+    env.var("READBOX_FORMAT", "text");
+    assert_eq!(env.both("pwd", &[] as &[&str]).stdout, want.as_bytes());
+}
+
+#[test]
 fn binary_files_diff_as_gnu_diff_says_it() {
     let env = TestEnv::new();
     env.write("a.bin", b"v1\0\xff\n");
