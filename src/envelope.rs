@@ -514,10 +514,12 @@ impl Output {
         }
     }
 
-    /// Sets the note that says where truncated output stopped (and, for cat and head, the call
-    /// that continues it). Without one, a truncated output gets a plain note naming the cap.
-    pub fn note_truncation(&self, text: impl Into<String>) {
-        self.lock().truncation_note = Some(text.into().replace(['\n', '\r'], " "));
+    /// Sets what the truncation note says after `output truncated at max_output_bytes (N bytes;
+    /// READBOX_MAX_OUTPUT_BYTES)`: where the output stopped and how to see the rest (for cat and
+    /// head, the call that continues it), as `" before line 9; continue with: cat f 9"` or
+    /// `": the diff is incomplete"`. Without it, the note names the cap alone.
+    pub fn note_truncation(&self, detail: impl Into<String>) {
+        self.lock().truncation_note = Some(detail.into().replace(['\n', '\r'], " "));
     }
 
     /// Adds an input's redactions to the call's: the note and the audit log report them.
@@ -627,12 +629,11 @@ impl Closing<'_> {
         let truncated = st.truncated && error.is_none();
         let mut notes = Vec::new();
         if truncated && !st.sink.closed {
-            notes.push(st.truncation_note.take().unwrap_or_else(|| {
-                format!(
-                    "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES)",
-                    out.cap
-                )
-            }));
+            notes.push(format!(
+                "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES){}",
+                out.cap,
+                st.truncation_note.take().unwrap_or_default()
+            ));
         }
         notes.extend(st.redactions.note());
         notes.append(&mut st.notes);

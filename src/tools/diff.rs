@@ -532,12 +532,10 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     }
     if let Err(stop) = ctx.out.push(&text) {
         if stop == Stop::Truncated {
-            ctx.out.note_truncation(format!(
-                "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES): the \
-                 diff is incomplete and does not apply with patch; a smaller CONTEXT_LINES \
+            ctx.out.note_truncation(
+                ": the diff is incomplete and does not apply with patch; a smaller CONTEXT_LINES \
                  shortens it",
-                ctx.out.cap()
-            ));
+            );
         }
         return Err(stop);
     }

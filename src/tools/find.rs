@@ -111,10 +111,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             if let Err(stop) = ctx.out.push(&line) {
                 if stop == Stop::Truncated {
                     ctx.out.note_truncation(format!(
-                        "output truncated at max_output_bytes ({} bytes; \
-                         READBOX_MAX_OUTPUT_BYTES) before {}; a narrower PATH or PATTERN lists \
-                         fewer entries",
-                        ctx.out.cap(),
+                        " before {}; a narrower PATH or PATTERN lists fewer entries",
                         String::from_utf8_lossy(&line[..line.len() - 1])
                     ));
                 }

@@ -865,10 +865,8 @@ impl Printer<'_, '_> {
             self.held.fetch_sub(held, Ordering::Relaxed);
             if let Err(Stop::Truncated) = &printed {
                 self.ctx.out.note_truncation(format!(
-                    "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES) in \
-                     the matches of {}; narrow PATH or FILE_PATTERN, or search for a longer \
+                    " in the matches of {}; narrow PATH or FILE_PATTERN, or search for a longer \
                      PATTERN, to see the rest",
-                    self.ctx.out.cap(),
                     String::from_utf8_lossy(&display)
                 ));
             }
@@ -1090,9 +1088,7 @@ fn search_one(
     filter.report(ctx.out);
     if let Err(Stop::Truncated) = &result {
         ctx.out.note_truncation(format!(
-            "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES) in the \
-             matches of {}; search for a longer PATTERN to see fewer lines",
-            ctx.out.cap(),
+            " in the matches of {}; search for a longer PATTERN to see fewer lines",
             String::from_utf8_lossy(display)
         ));
     }

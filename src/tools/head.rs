@@ -347,28 +347,19 @@ impl LinePrinter<'_, '_> {
     fn note_stop(&self, arg: &[u8]) {
         let out = self.ctx.out;
         let k = self.stopped_at;
-        let cap = out.cap();
         if arg == b"-" {
             // Standard input cannot be read again: there is no call to continue with.
-            out.note_truncation(format!(
-                "output truncated at max_output_bytes ({cap} bytes; READBOX_MAX_OUTPUT_BYTES) \
-                 at line {k} of standard input"
-            ));
+            out.note_truncation(format!(" at line {k} of standard input"));
             return;
         }
         let cat = |from: u64| command("cat", &[arg, from.to_string().as_bytes()]);
         out.note_truncation(if out.cut_inside() {
             format!(
-                "output truncated at max_output_bytes ({cap} bytes; READBOX_MAX_OUTPUT_BYTES) \
-                 inside line {k}, which does not fit; the lines after it: {}",
+                " inside line {k}, which does not fit; the lines after it: {}",
                 cat(k + 1)
             )
         } else {
-            format!(
-                "output truncated at max_output_bytes ({cap} bytes; READBOX_MAX_OUTPUT_BYTES) \
-                 before line {k}; continue with: {}",
-                cat(k)
-            )
+            format!(" before line {k}; continue with: {}", cat(k))
         });
     }
 }

@@ -89,9 +89,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         if let Err(stop) = ctx.out.push(&line) {
             if stop == Stop::Truncated {
                 ctx.out.note_truncation(format!(
-                    "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES) \
-                     before {}; `{}` lists fewer entries",
-                    ctx.out.cap(),
+                    " before {}; `{}` lists fewer entries",
                     String::from_utf8_lossy(&line[..line.len() - 1]),
                     command("find", &[args.bytes(0), b"PATTERN"])
                 ));

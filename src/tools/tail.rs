@@ -15,6 +15,9 @@ use crate::read::{BLOCK, Batch, Filter, Lines, read_at};
 use crate::redact::{LOOKBACK, Shown};
 use crate::registry::{Args, Outcome, Param};
 
+/// The truncation note's detail when the last line alone does not fit (docs/contract.md#notes).
+const LAST_LINE_END: &str = ": the last line does not fit, its end is shown";
+
 /// The registry entry.
 pub const TOOL: Tool = Tool {
     name: "tail",
@@ -83,9 +86,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     if keep > 0 {
         ctx.out.mark_truncated();
         ctx.out.note_truncation(format!(
-            "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES): the last \
-             {} of the {} lines read are shown",
-            ctx.out.cap(),
+            ": the last {} of the {} lines read are shown",
             starts.len() - keep,
             starts.len()
         ));
@@ -290,11 +291,7 @@ fn show_end_of_last_line(
     ctx.budget.charge_read(tail.len() as u64)?;
     ctx.out.push(&tail)?;
     ctx.out.mark_truncated();
-    ctx.out.note_truncation(format!(
-        "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES): the last line \
-         does not fit, its end is shown",
-        ctx.out.cap()
-    ));
+    ctx.out.note_truncation(LAST_LINE_END);
     Ok(())
 }
 
@@ -427,11 +424,7 @@ fn tail_stream(
             let shown_end = ctx.out.end_that_fits(&last.text, room);
             ctx.out.push(&shown_end)?;
             ctx.out.mark_truncated();
-            ctx.out.note_truncation(format!(
-                "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES): the \
-                 last line does not fit, its end is shown",
-                ctx.out.cap()
-            ));
+            ctx.out.note_truncation(LAST_LINE_END);
             return finish(over);
         }
     } else {
@@ -441,9 +434,7 @@ fn tail_stream(
         if first > 0 {
             ctx.out.mark_truncated();
             ctx.out.note_truncation(format!(
-                "output truncated at max_output_bytes ({} bytes; READBOX_MAX_OUTPUT_BYTES): the \
-                 last {} of the {} lines kept are shown",
-                ctx.out.cap(),
+                ": the last {} of the {} lines kept are shown",
                 kept.len() - first,
                 kept.len()
             ));
