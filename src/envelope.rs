@@ -81,6 +81,9 @@ pub struct Output {
     state: Mutex<State>,
     /// The summary as of the last push, readable while a writer holds `state`.
     so_far: SoFar,
+    /// Set by [`Output::try_close`]: pushes are refused from then on, without waiting for
+    /// `state`, so that a writer that pushes again and again lets go of it for the end.
+    ending: AtomicBool,
 }
 
 /// What [`Output::summary_so_far`] reports, kept outside the lock.
@@ -245,6 +248,7 @@ impl Output {
                 ..State::default()
             }),
             so_far: SoFar::default(),
+            ending: AtomicBool::new(false),
         }
     }
 
@@ -277,6 +281,11 @@ impl Output {
     /// cut after the last whole line, docs/contract.md#envelope), the answer was already written,
     /// or stdout was closed. The caller must stop working.
     pub fn push(&self, bytes: &[u8]) -> Result<(), Stop> {
+        // The mutex is not fair: a writer that pushes in a loop could take it back every time
+        // before the watchdog, which waits only so long.
+        if self.ending.load(Ordering::Acquire) {
+            return Err(Stop::Truncated);
+        }
         let mut st = self.lock();
         let pushed = self.push_locked(&mut st, bytes);
         // Held-back bytes are not out (yet): they may still be left out.
@@ -549,8 +558,10 @@ impl Output {
 
     /// As [`Output::close`], but `None` when a writer still holds the output after `grace`: it is
     /// blocked on a stdout that nobody reads, or it is the caller's own thread, panicking in a
-    /// push. Either way, waiting longer could be waiting for ever.
+    /// push. Either way, waiting longer could be waiting for ever. Pushes are refused from the
+    /// moment this is called, so a writer that is only busy lets go after its current write.
     pub fn try_close(&self, grace: Duration) -> Option<Closing<'_>> {
+        self.ending.store(true, Ordering::Release);
         let start = Instant::now();
         loop {
             match self.state.try_lock() {
@@ -1207,6 +1218,18 @@ mod tests {
         closing.finish("cat", None);
         let answer: serde_json::Value = serde_json::from_slice(&raw(&out)).unwrap();
         assert_eq!(answer["output"], "one\n");
+    }
+
+    #[test]
+    fn pushes_are_refused_once_the_end_is_waiting() {
+        // A writer that pushes in a loop must not win the (unfair) lock back from the end.
+        let out = Output::new(Format::Json, 100);
+        out.push(b"a\n").unwrap();
+        drop(out.try_close(Duration::from_millis(50)).unwrap());
+        assert_eq!(out.push(b"b\n"), Err(Stop::Truncated));
+        out.finish("cat", None);
+        let answer: serde_json::Value = serde_json::from_slice(&raw(&out)).unwrap();
+        assert_eq!(answer["output"], "a\n");
     }
 
     #[test]
