@@ -234,9 +234,12 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         }
     };
     call.answer(error, status, None).unwrap_or_else(|| {
-        // The watchdog answered first and is ending the process.
-        std::thread::park();
-        EXIT_ERROR
+        // The watchdog answered first and is ending the process. `park` may return at once (a
+        // wake-up left by grep's scoped workers, or none at all): returning would exit under the
+        // watchdog's answer.
+        loop {
+            std::thread::park();
+        }
     })
 }
 

@@ -409,3 +409,39 @@ fn the_audit_start_line_survives_the_deadline() {
     assert_eq!(lines[1]["id"], lines[0]["id"]);
     assert_eq!(lines[1]["exit_status"], 2);
 }
+
+#[test]
+fn grep_answers_whole_at_the_deadline_after_its_workers_ended() {
+    // grep's scoped workers can leave a wake-up pending on the main thread: the main thread must
+    // not take it for the end of the watchdog's answer and exit under it.
+    let mut env = TestEnv::new();
+    let text = "line of text \x01\x02 with controls\n".repeat(2000);
+    for d in 0..10 {
+        for f in 0..40 {
+            env.write(&format!("d{d}/f{f}.txt"), &text);
+        }
+    }
+    let log = env.base().join("audit.jsonl");
+    let cfg = env.config(
+        "audit.toml",
+        &format!("audit_log = {:?}\n", log.display().to_string()),
+    );
+    env.var("READBOX_CONFIG", cfg.to_str().unwrap())
+        .var("READBOX_TIMEOUT", "0.1")
+        .var("READBOX_MAX_OUTPUT_BYTES", GIB)
+        .var("READBOX_MAX_READ_BYTES", "4398046511104");
+    let runs = 12;
+    for _ in 0..runs {
+        // The harness parses the envelope: an unfinished one fails here.
+        let a = env.run("grep", &["", "."]);
+        if a.error.is_some() {
+            a.fails("timeout", "0.1 s");
+        }
+    }
+    let ends = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("\"event\":\"end\""))
+        .count();
+    assert_eq!(ends, runs, "every call writes its audit end line");
+}
