@@ -362,6 +362,11 @@ impl Redactor {
     }
 }
 
+/// The line that stands for a private-key block's material: `[REDACTED:private-key]`.
+pub fn key_marker() -> String {
+    marker(rules::private_key())
+}
+
 /// `[REDACTED:ID]` for rule `rule`.
 fn marker(rule: usize) -> String {
     format!("[REDACTED:{}]", RULES[rule].id)
@@ -816,6 +821,11 @@ impl Tally {
             *a -= b;
         }
         Tally { counts }
+    }
+
+    /// Whether these counts hold a private-key block.
+    pub fn has_key_block(&self) -> bool {
+        self.counts[rules::private_key()] > 0
     }
 
     /// The number of replaced values (a private-key block counts once).

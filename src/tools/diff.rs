@@ -17,7 +17,7 @@ use crate::envelope::Stop;
 use crate::error::{Error, shown};
 use crate::names::quoted;
 use crate::read::{BINARY_PROBE, BLOCK, Filter, for_each_block, is_binary, read_at};
-use crate::redact::{Shown, Tally};
+use crate::redact::{Shown, Tally, key_marker};
 use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 
 /// The note of a diff with standard input as a side when redaction replaced a value.
@@ -227,7 +227,8 @@ fn read_all(ctx: &Ctx<'_>, side: Side) -> Result<Vec<u8>, Error> {
     Ok(data)
 }
 
-/// A line as redaction shows it, with the values its redaction replaced.
+/// A line as redaction shows it, with the values its redaction replaced; for a line a key block
+/// hides, those of the block's marker line, which a hunk that shows the hidden line alone repeats.
 type ShownLine = (Shown, Tally);
 
 /// How each line of `data` is shown, as redaction shows it (docs/contract.md#redaction); `None`
@@ -237,6 +238,8 @@ fn shown_lines(filter: &mut Filter, data: &[u8]) -> Option<Vec<ShownLine>> {
         return None;
     }
     let mut before = filter.tally().cloned().unwrap_or_default();
+    // The hidden lines of a key block follow its marker line.
+    let mut marker = Tally::default();
     Some(
         data.split_inclusive(|&c| c == b'\n')
             .map(|line| {
@@ -244,6 +247,10 @@ fn shown_lines(filter: &mut Filter, data: &[u8]) -> Option<Vec<ShownLine>> {
                 let now = filter.tally().cloned().unwrap_or_default();
                 let replaced = now.since(&before);
                 before = now;
+                if shown == Shown::Hidden {
+                    return (shown, marker.clone());
+                }
+                marker.clone_from(&replaced);
                 (shown, replaced)
             })
             .collect(),
@@ -280,22 +287,39 @@ struct Printed {
     altered: bool,
 }
 
+/// Appends one line of a hunk, `mark` first, as `shown` says. `block` is the mark of the key block
+/// whose marker line the hunk printed last (a line that follows is hidden in it), else `None`:
+/// a hidden line starts a block of its own only where the hunk has not shown its marker, and then
+/// stands for it, so that a hunk never prints a changed key line as nothing.
 fn push_line(
     text: &mut Vec<u8>,
-    mark: u8,
-    line: &[u8],
+    (mark, line): (u8, &[u8]),
     shown: Option<&ShownLine>,
+    block: &mut Option<u8>,
     printed: &mut Printed,
 ) {
-    if let Some((shown, replaced)) = shown {
-        printed.tally.add(replaced);
-        printed.altered |= *shown != Shown::Same;
-    }
-    let line = match shown.map(|s| &s.0) {
-        None | Some(Shown::Same) => line,
-        Some(Shown::Replaced(t)) => t.as_slice(),
-        // A line of a private-key block after the one that shows the marker.
-        Some(Shown::Hidden) => return,
+    let line = match shown {
+        None => line,
+        Some((Shown::Hidden, _)) if *block == Some(mark) => {
+            printed.altered = true;
+            return;
+        }
+        Some((shown, replaced)) => {
+            printed.tally.add(replaced);
+            printed.altered |= *shown != Shown::Same;
+            let in_block = *shown == Shown::Hidden || replaced.has_key_block();
+            *block = in_block.then_some(mark);
+            match shown {
+                Shown::Same => line,
+                Shown::Replaced(t) => t.as_slice(),
+                Shown::Hidden => {
+                    text.push(mark);
+                    text.extend_from_slice(key_marker().as_bytes());
+                    text.push(b'\n');
+                    return;
+                }
+            }
+        }
     };
     text.push(mark);
     text.extend_from_slice(line);
@@ -436,6 +460,7 @@ fn unified_shown(
             )
             .as_bytes(),
         );
+        let mut block = None;
         for &(edit, line, o, n) in hunk {
             let (mark, shown) = match edit {
                 Edit::Keep | Edit::Delete => (
@@ -444,7 +469,7 @@ fn unified_shown(
                 ),
                 Edit::Insert => (b'+', shown_b.and_then(|s| s.get(n))),
             };
-            push_line(&mut text, mark, line, shown, printed);
+            push_line(&mut text, (mark, line), shown, &mut block, printed);
         }
     }
     text

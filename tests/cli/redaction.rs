@@ -408,3 +408,33 @@ fn diff_notes_count_the_redactions_in_the_lines_printed() {
     d.ok_status("--- a.txt\n+++ b.txt\n@@ -42 +42 @@\n-old\n+new\n", 1);
     assert_eq!(d.notes, Vec::<String>::new());
 }
+
+#[test]
+fn diff_of_a_change_inside_a_key_block_shows_the_marker_never_an_empty_hunk() {
+    let env = TestEnv::new();
+    let (a, material) = key_block(10);
+    let b = a.replace(&material[4], &format!("{}changed", material[4]));
+    env.write("k1.pem.txt", &a);
+    env.write("k2.pem.txt", &b);
+    let d = env.both("diff", &["k1.pem.txt", "k2.pem.txt", "0"]);
+    d.ok_status(
+        "--- k1.pem.txt\n+++ k2.pem.txt\n@@ -6 +6 @@\n-[REDACTED:private-key]\n\
+         +[REDACTED:private-key]\n",
+        1,
+    );
+    assert_hidden(&d.output, &material);
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.starts_with("redacted 2 secret values (private-key 2)")),
+        "{:?}",
+        d.notes
+    );
+    // With context, each run of hidden lines a hunk prints is one marker line.
+    let d = env.both("diff", &["k1.pem.txt", "k2.pem.txt", "2"]);
+    d.ok_status(
+        "--- k1.pem.txt\n+++ k2.pem.txt\n@@ -4,5 +4,5 @@\n [REDACTED:private-key]\n\
+         -[REDACTED:private-key]\n+[REDACTED:private-key]\n [REDACTED:private-key]\n",
+        1,
+    );
+}
