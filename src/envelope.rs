@@ -17,7 +17,7 @@
 //! ([`Output::abandon`]) rather than wait with it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
@@ -73,6 +73,18 @@ pub const LONG_LINE: usize = 64 * 1024;
 /// Stdout is written in pieces of about this size.
 const FLUSH: usize = 64 * 1024;
 
+/// The most one `write` to stdout takes: a reader that is slow but reads takes one in well under
+/// the watchdog's grace ([`crate::limits::LOCK_GRACE`]), and the deadline is looked at between
+/// them.
+const PIECE: usize = 16 * 1024;
+
+/// How long output that waits to be written still goes out once the deadline passed: all of it
+/// for a reader that keeps up, a part for a slow one, and the envelope is whole in time either way.
+const WRITE_GRACE: Duration = Duration::from_millis(100);
+
+/// The head of the json envelope, written before any output.
+const HEAD: &[u8] = b"{\"output\":\"";
+
 /// The output of one call, shared by the tool (which pushes) and the watchdog (which may finish).
 pub struct Output {
     format: Format,
@@ -82,8 +94,9 @@ pub struct Output {
     /// The summary as of the last push, readable while a writer holds `state`.
     so_far: SoFar,
     /// Set by [`Output::try_close`]: pushes are refused from then on, without waiting for
-    /// `state`, so that a writer that pushes again and again lets go of it for the end.
-    ending: AtomicBool,
+    /// `state`, so that a writer that pushes again and again lets go of it for the end, and a
+    /// long write stops at its next piece (shared with the sink).
+    ending: Arc<AtomicBool>,
 }
 
 /// What [`Output::summary_so_far`] reports, kept outside the lock.
@@ -126,10 +139,22 @@ struct State {
 struct Sink {
     json: bool,
     buf: Vec<u8>,
-    /// json: the envelope's head was written.
+    /// json: the envelope's head is in `buf` or written.
     opened: bool,
+    /// Something was written to stdout (json: the head at least).
+    sent: bool,
     /// Stdout was closed by its reader: nothing more is written.
     closed: bool,
+    /// [`Output::ending`]: the deadline passed and the end waits for the output.
+    ending: Arc<AtomicBool>,
+    /// When this sink first saw `ending` set: it writes on for [`WRITE_GRACE`] from then.
+    ending_seen: Option<Instant>,
+    /// Output left unwritten when a write stopped at the deadline, as the cap counts it (decoded
+    /// UTF-8 in json, raw bytes in text); the output takes it back from what it counted.
+    dropped: usize,
+    /// Unit tests: how long each write takes, as for a slow reader.
+    #[cfg(test)]
+    pace: Duration,
     /// Unit tests read what would have gone to stdout here.
     #[cfg(test)]
     written: Vec<u8>,
@@ -138,7 +163,7 @@ struct Sink {
 impl Sink {
     fn open(&mut self) {
         if self.json && !self.opened {
-            self.buf.extend_from_slice(b"{\"output\":\"");
+            self.buf.extend_from_slice(HEAD);
             self.opened = true;
         }
     }
@@ -151,7 +176,7 @@ impl Sink {
             escape_json(&mut self.buf, text, true);
         } else if self.buf.is_empty() && text.len() >= FLUSH {
             // Large pieces go out as they are, without a copy.
-            self.write(text);
+            self.write_until_ending(text);
             return;
         } else {
             self.buf.extend_from_slice(text);
@@ -161,18 +186,61 @@ impl Sink {
         }
     }
 
+    /// Writes what `buf` holds, or, once the call is ending, as much as [`Sink::write_until_ending`]
+    /// lets through.
     fn flush(&mut self) {
         if !self.buf.is_empty() {
             let buf = std::mem::take(&mut self.buf);
-            self.write(&buf);
+            self.write_until_ending(&buf);
             self.buf = buf;
             self.buf.clear();
         }
     }
 
+    /// Writes all of `buf`, whatever the time: the end of the answer.
+    fn flush_all(&mut self) {
+        let buf = std::mem::take(&mut self.buf);
+        self.write(&buf);
+    }
+
+    /// Writes `bytes` (output as `buf` holds it: whole escapes and characters in json) in pieces
+    /// of at most [`PIECE`] bytes. Once the call has been ending for [`WRITE_GRACE`], it stops at
+    /// the end of the character or escape the last piece ended in (never inside the json head),
+    /// and counts what it left out in `dropped`: a reader that reads slowly still gets a whole
+    /// envelope, in time.
+    fn write_until_ending(&mut self, bytes: &[u8]) {
+        let mut at = 0;
+        while at < bytes.len() && !self.closed {
+            if self.ending.load(Ordering::Acquire)
+                && self.ending_seen.get_or_insert_with(Instant::now).elapsed() >= WRITE_GRACE
+            {
+                let keep = if self.json && !self.sent {
+                    HEAD.len()
+                } else {
+                    at
+                };
+                let (end, left) = if self.json {
+                    cut_escaped(bytes, keep.max(at))
+                } else {
+                    (at, bytes.len() - at)
+                };
+                self.write(&bytes[at..end]);
+                self.dropped += left;
+                return;
+            }
+            let end = (at + PIECE).min(bytes.len());
+            self.write(&bytes[at..end]);
+            at = end;
+        }
+    }
+
     fn write(&mut self, bytes: &[u8]) {
+        self.sent |= !bytes.is_empty();
         #[cfg(test)]
-        self.written.extend_from_slice(bytes);
+        {
+            std::thread::sleep(self.pace);
+            self.written.extend_from_slice(bytes);
+        }
         #[cfg(not(test))]
         if !self.closed && !write_stdout(bytes) {
             // The answer cannot be delivered, so the work stops quietly, as coreutils' tools
@@ -237,18 +305,20 @@ pub struct Summary {
 impl Output {
     /// An empty output written in `format`, capped at `cap` bytes.
     pub fn new(format: Format, cap: usize) -> Output {
+        let ending = Arc::new(AtomicBool::new(false));
         Output {
             format,
             cap,
             state: Mutex::new(State {
                 sink: Sink {
                     json: format == Format::Json,
+                    ending: ending.clone(),
                     ..Sink::default()
                 },
                 ..State::default()
             }),
             so_far: SoFar::default(),
-            ending: AtomicBool::new(false),
+            ending,
         }
     }
 
@@ -288,6 +358,8 @@ impl Output {
         }
         let mut st = self.lock();
         let pushed = self.push_locked(&mut st, bytes);
+        let dropped = std::mem::take(&mut st.sink.dropped);
+        st.len = st.len.saturating_sub(dropped);
         // Held-back bytes are not out (yet): they may still be left out.
         let out = st.len.saturating_sub(st.pending.len());
         self.so_far.output_bytes.store(out, Ordering::Relaxed);
@@ -578,6 +650,10 @@ impl Output {
     fn closing<'a>(&'a self, mut st: MutexGuard<'a, State>) -> Closing<'a> {
         if !st.finished {
             self.settle(&mut st);
+            // Written now, so that the summary counts what a write cut at the deadline left out.
+            st.sink.flush();
+            let dropped = std::mem::take(&mut st.sink.dropped);
+            st.len = st.len.saturating_sub(dropped);
         }
         Closing { out: self, st }
     }
@@ -652,8 +728,9 @@ impl Closing<'_> {
             Format::Json => {
                 st.sink.open();
                 let tail = envelope_tail(error, truncated, &notes);
-                st.sink.buf.extend_from_slice(tail.as_bytes());
                 st.sink.flush();
+                st.sink.buf.extend_from_slice(tail.as_bytes());
+                st.sink.flush_all();
             }
             Format::Text => {
                 st.sink.flush();
@@ -718,6 +795,44 @@ fn write_stderr_if_ready(bytes: &[u8]) {
         // A pipe with room for a page takes a line this short without waiting.
         let _ = rustix::io::write(stderr, bytes);
     }
+}
+
+/// Where a write of `escaped` (json string content as [`escape_json`] writes it, from the start
+/// of an escape or character) that has written `at` bytes may stop: the end of the escape or
+/// character that holds byte `at` (or `at` itself when one starts there). Also returns the UTF-8
+/// size of the text that the rest stands for, as the cap counts it.
+fn cut_escaped(escaped: &[u8], at: usize) -> (usize, usize) {
+    let unit = |i: usize| -> usize {
+        let n = match escaped[i] {
+            b'\\' if escaped.get(i + 1) == Some(&b'u') => 6,
+            b'\\' => 2,
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xFF => 4,
+            _ => 1,
+        };
+        n.min(escaped.len() - i)
+    };
+    let mut i = 0;
+    while i < at.min(escaped.len()) {
+        i += unit(i);
+    }
+    let end = i;
+    let mut left = 0;
+    while i < escaped.len() {
+        let n = unit(i);
+        left += match &escaped[i..i + n] {
+            [b'\\', b'u', hex @ ..] => std::str::from_utf8(hex)
+                .ok()
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                .and_then(char::from_u32)
+                .map_or(3, char::len_utf8),
+            [b'\\', _] => 1,
+            unit => unit.len(),
+        };
+        i += n;
+    }
+    (end, left)
 }
 
 /// The largest cut `<= fit` of `bytes` that does not split a valid UTF-8 sequence (bytes that
@@ -1218,6 +1333,47 @@ mod tests {
         closing.finish("cat", None);
         let answer: serde_json::Value = serde_json::from_slice(&raw(&out)).unwrap();
         assert_eq!(answer["output"], "one\n");
+    }
+
+    #[test]
+    fn a_write_cut_at_the_deadline_ends_on_a_whole_escape_or_character() {
+        let mut escaped = Vec::new();
+        escape_json(&mut escaped, "a\0\u{e9}\n\u{202e}z".as_bytes(), true);
+        assert_eq!(escaped, "a\\u0000\u{e9}\\n\\u202ez".as_bytes());
+        // Inside `\u0000`, inside `é`, inside `\n`, inside `\u202e`: to the end of each.
+        assert_eq!(cut_escaped(&escaped, 3), (7, 2 + 1 + 3 + 1));
+        assert_eq!(cut_escaped(&escaped, 8), (9, 1 + 3 + 1));
+        assert_eq!(cut_escaped(&escaped, 10), (11, 3 + 1));
+        assert_eq!(cut_escaped(&escaped, 12), (17, 1));
+        assert_eq!(cut_escaped(&escaped, 17), (17, 1));
+        assert_eq!(cut_escaped(&escaped, 0), (0, 1 + 1 + 2 + 1 + 3 + 1));
+        assert_eq!(cut_escaped(&escaped, escaped.len()), (escaped.len(), 0));
+    }
+
+    #[test]
+    fn past_the_deadline_a_slow_reader_still_gets_a_whole_envelope() {
+        let out = Output::new(Format::Json, usize::MAX);
+        out.push(b"first\n").unwrap();
+        let waiting = 40 * PIECE / 6;
+        {
+            let mut st = out.lock();
+            // Forty pieces' worth of escapes wait when the deadline passes, for a reader that
+            // takes a piece every 30 ms: some go out within the grace, the rest is left out.
+            escape_json(&mut st.sink.buf, &vec![0u8; waiting], true);
+            st.len += waiting;
+            st.sink.pace = Duration::from_millis(30);
+        }
+        let start = Instant::now();
+        let closing = out.try_close(Duration::from_millis(50)).unwrap();
+        assert!(start.elapsed() < WRITE_GRACE + Duration::from_millis(500));
+        let shown = closing.summary().output_bytes;
+        closing.finish("cat", Some(&Error::Timeout("t".into())));
+        let answer: serde_json::Value = serde_json::from_slice(&raw(&out)).unwrap();
+        let text = answer["output"].as_str().unwrap();
+        assert_eq!(text.len(), shown, "the summary counts what was written");
+        assert!(text.starts_with("first\n") && text[6..].bytes().all(|b| b == 0));
+        assert!(shown > 6 && shown < 6 + waiting, "{shown}");
+        assert_eq!(answer["error"], "timeout: t");
     }
 
     #[test]

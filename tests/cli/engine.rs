@@ -445,3 +445,46 @@ fn grep_answers_whole_at_the_deadline_after_its_workers_ended() {
         .count();
     assert_eq!(ends, runs, "every call writes its audit end line");
 }
+
+#[test]
+fn a_slow_reader_gets_a_whole_envelope_at_the_deadline() {
+    // A 64 KiB block of NULs escapes to 384 KiB: a reader that takes 4 KiB every 10 ms needs a
+    // second for it, far past the watchdog's grace, and must still get a whole answer in time.
+    let mut env = TestEnv::new();
+    let f = std::fs::File::create(env.p("sparse.bin")).unwrap();
+    f.set_len(1 << 40).unwrap();
+    env.var("READBOX_TIMEOUT", "0.5")
+        .var("READBOX_MAX_OUTPUT_BYTES", GIB)
+        .var("READBOX_MAX_READ_BYTES", "4398046511104");
+    let mut child = env
+        .readbox_command()
+        .args(["cat", "sparse.bin"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let start = Instant::now();
+    let mut answer = Vec::new();
+    let mut piece = [0u8; 4096];
+    loop {
+        let n = stdout.read(&mut piece).unwrap();
+        if n == 0 {
+            break;
+        }
+        answer.extend_from_slice(&piece[..n]);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(2));
+    let reading = start.elapsed();
+    assert!(reading < ENDS_BY, "{reading:?}");
+    let v: serde_json::Value = serde_json::from_slice(&answer).expect("one whole envelope");
+    assert!(
+        v["error"].as_str().unwrap().starts_with("timeout:"),
+        "{}",
+        v["error"]
+    );
+    assert!(v["output"].as_str().unwrap().bytes().all(|b| b == 0));
+}
