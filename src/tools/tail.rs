@@ -11,7 +11,7 @@ use super::{Tool, head};
 use crate::call::Ctx;
 use crate::envelope::{LONG_LINE, Measure, Stop};
 use crate::error::{Error, shown};
-use crate::read::{BLOCK, Batch, Filter, Lines, read_at};
+use crate::read::{BLOCK, Batch, Filter, Lines, charge_lines, read_at};
 use crate::redact::{LOOKBACK, Shown};
 use crate::registry::{Args, Outcome, Param};
 
@@ -329,14 +329,29 @@ fn tail_stream(
             *total -= gone.text.len();
         }
     };
-    while let Some(batch) = lines.next_batch(BLOCK)? {
-        let len = match &batch {
-            Batch::Lines(b) | Batch::Piece(b) => b.len(),
+    while over.is_none()
+        && let Some(batch) = lines.next_batch(BLOCK)?
+    {
+        // Of a batch that crosses the budget, the whole lines within it are still kept: only the
+        // line being read when the budget ran out is not shown (docs/contract.md#limits).
+        let batch = match batch {
+            Batch::Piece(p) => match ctx.budget.charge_read(p.len() as u64) {
+                Ok(()) => Batch::Piece(p),
+                Err(e) => {
+                    over = Some(e);
+                    break;
+                }
+            },
+            Batch::Lines(b) => {
+                let (fit, err) = charge_lines(ctx.budget, b);
+                over = err;
+                if fit.is_empty() {
+                    // Not even the end of a long line in progress fits: that line is not shown.
+                    break;
+                }
+                Batch::Lines(fit)
+            }
         };
-        if let Err(e) = ctx.budget.charge_read(len as u64) {
-            over = Some(e);
-            break;
-        }
         match batch {
             Batch::Piece(p) => {
                 if !filter.in_long_line() {

@@ -591,6 +591,23 @@ fn tail_past_the_read_budget_answers_limit_even_when_the_cap_cuts_too() {
         "only lines read within the budget: {shown:?}"
     );
 
+    // The lines shown are the last ones read within the budget, as cat of the same pipe ends:
+    // of a batch that crosses it, the whole lines that fit count.
+    let mut env = TestEnv::new();
+    env.var("READBOX_MAX_READ_BYTES", "150");
+    let small: String = (1..=100).map(|i| format!("{i}\n")).collect();
+    let cat = env.piped(&["cat", "-"], small.as_bytes());
+    cat.fails("limit", "READBOX_MAX_READ_BYTES");
+    assert!(cat.output.ends_with("\n53\n"), "{}", cat.output);
+    let tail = env.piped(&["tail", "-", "5"], small.as_bytes());
+    tail.fails("limit", "READBOX_MAX_READ_BYTES");
+    assert_eq!(tail.output, "49\n50\n51\n52\n53\n");
+    // A long line in progress when the budget runs out is not shown.
+    let long = format!("1\n2\n{}\n", "y".repeat(100_000));
+    let tail = env.piped(&["tail", "-", "5"], long.as_bytes());
+    tail.fails("limit", "READBOX_MAX_READ_BYTES");
+    assert_eq!(tail.output, "1\n2\n");
+
     // A last line longer than the budget is not shown, not even its end.
     let mut env = TestEnv::new();
     env.write("one.txt", format!("{}\n", "x".repeat(300)));
