@@ -17,7 +17,7 @@
 //! ([`Output::abandon`]) rather than wait with it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
@@ -79,8 +79,9 @@ const FLUSH: usize = 64 * 1024;
 const PIECE: usize = 16 * 1024;
 
 /// How long output that waits to be written still goes out once the deadline passed: all of it
-/// for a reader that keeps up, a part for a slow one, and the envelope is whole in time either way.
-const WRITE_GRACE: Duration = Duration::from_millis(100);
+/// for a reader that keeps up, a part for a slow one, and the envelope is whole in time either way
+/// for a reader that takes a [`PIECE`] within the rest of [`crate::limits::LOCK_GRACE`].
+const WRITE_GRACE: Duration = Duration::from_millis(50);
 
 /// The head of the json envelope, written before any output.
 const HEAD: &[u8] = b"{\"output\":\"";
@@ -93,10 +94,10 @@ pub struct Output {
     state: Mutex<State>,
     /// The summary as of the last push, readable while a writer holds `state`.
     so_far: SoFar,
-    /// Set by [`Output::try_close`]: pushes are refused from then on, without waiting for
-    /// `state`, so that a writer that pushes again and again lets go of it for the end, and a
-    /// long write stops at its next piece (shared with the sink).
-    ending: Arc<AtomicBool>,
+    /// When the end began to wait for the output ([`Output::try_close`]): pushes are refused from
+    /// then on, without waiting for `state`, so that a writer that pushes again and again lets go
+    /// of it for the end, and a long write stops within [`WRITE_GRACE`] (shared with the sink).
+    ending: Arc<OnceLock<Instant>>,
 }
 
 /// What [`Output::summary_so_far`] reports, kept outside the lock.
@@ -145,10 +146,8 @@ struct Sink {
     sent: bool,
     /// Stdout was closed by its reader: nothing more is written.
     closed: bool,
-    /// [`Output::ending`]: the deadline passed and the end waits for the output.
-    ending: Arc<AtomicBool>,
-    /// When this sink first saw `ending` set: it writes on for [`WRITE_GRACE`] from then.
-    ending_seen: Option<Instant>,
+    /// [`Output::ending`]: when the end began to wait for the output.
+    ending: Arc<OnceLock<Instant>>,
     /// Output left unwritten when a write stopped at the deadline, as the cap counts it (decoded
     /// UTF-8 in json, raw bytes in text); the output takes it back from what it counted.
     dropped: usize,
@@ -211,18 +210,30 @@ impl Sink {
     fn write_until_ending(&mut self, bytes: &[u8]) {
         let mut at = 0;
         while at < bytes.len() && !self.closed {
-            if self.ending.load(Ordering::Acquire)
-                && self.ending_seen.get_or_insert_with(Instant::now).elapsed() >= WRITE_GRACE
+            if self
+                .ending
+                .get()
+                .is_some_and(|t| t.elapsed() >= WRITE_GRACE)
             {
                 let keep = if self.json && !self.sent {
                     HEAD.len()
                 } else {
                     at
                 };
-                let (end, left) = if self.json {
-                    cut_escaped(bytes, keep.max(at))
+                let end = if self.json {
+                    cut_escaped(bytes, keep.max(at)).0
                 } else {
-                    (at, bytes.len() - at)
+                    // To the end of the character in progress, as the text goes.
+                    let mut end = at;
+                    while end < bytes.len().min(at + 3) && bytes[end] & 0xC0 == 0x80 {
+                        end += 1;
+                    }
+                    end
+                };
+                let left = if self.json {
+                    cut_escaped(&bytes[end..], 0).1
+                } else {
+                    bytes.len() - end
                 };
                 self.write(&bytes[at..end]);
                 self.dropped += left;
@@ -305,7 +316,7 @@ pub struct Summary {
 impl Output {
     /// An empty output written in `format`, capped at `cap` bytes.
     pub fn new(format: Format, cap: usize) -> Output {
-        let ending = Arc::new(AtomicBool::new(false));
+        let ending = Arc::new(OnceLock::new());
         Output {
             format,
             cap,
@@ -353,7 +364,7 @@ impl Output {
     pub fn push(&self, bytes: &[u8]) -> Result<(), Stop> {
         // The mutex is not fair: a writer that pushes in a loop could take it back every time
         // before the watchdog, which waits only so long.
-        if self.ending.load(Ordering::Acquire) {
+        if self.ending.get().is_some() {
             return Err(Stop::Truncated);
         }
         let mut st = self.lock();
@@ -633,7 +644,7 @@ impl Output {
     /// push. Either way, waiting longer could be waiting for ever. Pushes are refused from the
     /// moment this is called, so a writer that is only busy lets go after its current write.
     pub fn try_close(&self, grace: Duration) -> Option<Closing<'_>> {
-        self.ending.store(true, Ordering::Release);
+        let _ = self.ending.set(Instant::now());
         let start = Instant::now();
         loop {
             match self.state.try_lock() {
@@ -650,10 +661,6 @@ impl Output {
     fn closing<'a>(&'a self, mut st: MutexGuard<'a, State>) -> Closing<'a> {
         if !st.finished {
             self.settle(&mut st);
-            // Written now, so that the summary counts what a write cut at the deadline left out.
-            st.sink.flush();
-            let dropped = std::mem::take(&mut st.sink.dropped);
-            st.len = st.len.saturating_sub(dropped);
         }
         Closing { out: self, st }
     }
@@ -1366,14 +1373,37 @@ mod tests {
         let start = Instant::now();
         let closing = out.try_close(Duration::from_millis(50)).unwrap();
         assert!(start.elapsed() < WRITE_GRACE + Duration::from_millis(500));
-        let shown = closing.summary().output_bytes;
+        // The summary, taken before any write that could block, counts what was produced.
+        assert_eq!(closing.summary().output_bytes, 6 + waiting);
         closing.finish("cat", Some(&Error::Timeout("t".into())));
         let answer: serde_json::Value = serde_json::from_slice(&raw(&out)).unwrap();
         let text = answer["output"].as_str().unwrap();
-        assert_eq!(text.len(), shown, "the summary counts what was written");
         assert!(text.starts_with("first\n") && text[6..].bytes().all(|b| b == 0));
-        assert!(shown > 6 && shown < 6 + waiting, "{shown}");
+        assert!(text.len() > 6 && text.len() < 6 + waiting, "{}", text.len());
         assert_eq!(answer["error"], "timeout: t");
+    }
+
+    #[test]
+    fn past_the_deadline_text_is_cut_at_the_end_of_a_character() {
+        let out = Output::new(Format::Text, usize::MAX);
+        {
+            let mut st = out.lock();
+            // Three-byte characters that no piece boundary falls between.
+            let text = "\u{6f22}".repeat(20 * PIECE / 3 + 1);
+            st.sink.buf.extend_from_slice(text.as_bytes());
+            st.len += text.len();
+            st.sink.pace = Duration::from_millis(30);
+        }
+        out.try_close(Duration::from_millis(50))
+            .unwrap()
+            .finish("cat", Some(&Error::Timeout("t".into())));
+        let written = raw(&out);
+        let text = std::str::from_utf8(&written).expect("whole characters");
+        assert!(
+            !text.is_empty() && text.len() < 20 * PIECE,
+            "{}",
+            text.len()
+        );
     }
 
     #[test]

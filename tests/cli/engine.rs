@@ -488,3 +488,33 @@ fn a_slow_reader_gets_a_whole_envelope_at_the_deadline() {
     );
     assert!(v["output"].as_str().unwrap().bytes().all(|b| b == 0));
 }
+
+#[test]
+fn a_reader_that_stops_reading_cannot_keep_the_end_line_from_the_audit_log() {
+    // At the deadline the main thread waits on standard input and output waits in the buffer;
+    // the reader has stopped taking it. The end line is written before any write that could block.
+    let mut env = TestEnv::new();
+    let log = env.base().join("audit.jsonl");
+    let cfg = env.config(
+        "audit.toml",
+        &format!("audit_log = {:?}\n", log.display().to_string()),
+    );
+    env.write("in.txt", format!("{}\n", "a".repeat(99)).repeat(1300));
+    env.var("READBOX_CONFIG", cfg.to_str().unwrap())
+        .var("READBOX_TIMEOUT", "0.5")
+        .var("READBOX_MAX_OUTPUT_BYTES", "100000000");
+    // Input comes, then none with the pipe open; the reader takes 10,000 bytes, then nothing.
+    let script = format!(
+        "( cat in.txt; sleep 2 ) | '{}' cat - 2>/dev/null | ( head -c 10000 >/dev/null; sleep 2 )",
+        crate::support::binary().display()
+    );
+    let status = env.shell(&script).status().unwrap();
+    assert!(status.success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let events: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split("\"event\":\"").nth(1))
+        .map(|rest| &rest[..rest.find('"').unwrap()])
+        .collect();
+    assert_eq!(events, ["start", "end"], "{text}");
+}

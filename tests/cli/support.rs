@@ -199,6 +199,14 @@ impl TestEnv {
         c
     }
 
+    /// `/bin/sh -c SCRIPT` started as every call is (clean environment, the variables, the
+    /// working directory), for pipelines around the binary.
+    pub fn shell(&self, script: &str) -> Command {
+        let mut c = self.command(Path::new("/bin/sh"));
+        c.arg("-c").arg(script);
+        c
+    }
+
     /// The binary as every call starts it (clean environment, the variables, the working
     /// directory, standard input from /dev/null), for callers that run it themselves.
     pub fn readbox_command(&self) -> Command {
