@@ -188,6 +188,17 @@ fn grep_keeps_the_matches_of_earlier_files_at_the_deadline() {
     }
 }
 
+/// Sets `env` to log its calls in an audit log (docs/contract.md#audit-log), whose path it returns.
+fn audit_log(env: &mut TestEnv) -> std::path::PathBuf {
+    let log = env.base().join("audit.jsonl");
+    let cfg = env.config(
+        "audit.toml",
+        &format!("audit_log = {:?}\n", log.display().to_string()),
+    );
+    env.var("READBOX_CONFIG", cfg.to_str().unwrap());
+    log
+}
+
 /// 199 lines of varying length, some with two-byte characters, so no cap falls on a line end by
 /// chance.
 fn varied_lines() -> String {
@@ -389,13 +400,8 @@ fn the_audit_start_line_survives_the_deadline() {
     let mut env = TestEnv::new();
     let f = std::fs::File::create(env.p("sparse.bin")).unwrap();
     f.set_len(1 << 40).unwrap();
-    let log = env.base().join("audit.jsonl");
-    let cfg = env.config(
-        "audit.toml",
-        &format!("audit_log = {:?}\n", log.display().to_string()),
-    );
-    env.var("READBOX_CONFIG", cfg.to_str().unwrap())
-        .var("READBOX_TIMEOUT", "0.5")
+    let log = audit_log(&mut env);
+    env.var("READBOX_TIMEOUT", "0.5")
         .var("READBOX_MAX_READ_BYTES", "4398046511104");
     env.run("wc", &["sparse.bin"]).fails("timeout", "0.5 s");
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&log)
@@ -421,13 +427,8 @@ fn grep_answers_whole_at_the_deadline_after_its_workers_ended() {
             env.write(&format!("d{d}/f{f}.txt"), &text);
         }
     }
-    let log = env.base().join("audit.jsonl");
-    let cfg = env.config(
-        "audit.toml",
-        &format!("audit_log = {:?}\n", log.display().to_string()),
-    );
-    env.var("READBOX_CONFIG", cfg.to_str().unwrap())
-        .var("READBOX_TIMEOUT", "0.1")
+    let log = audit_log(&mut env);
+    env.var("READBOX_TIMEOUT", "0.1")
         .var("READBOX_MAX_OUTPUT_BYTES", GIB)
         .var("READBOX_MAX_READ_BYTES", "4398046511104");
     let runs = 12;
@@ -494,14 +495,9 @@ fn a_reader_that_stops_reading_cannot_keep_the_end_line_from_the_audit_log() {
     // At the deadline the main thread waits on standard input and output waits in the buffer;
     // the reader has stopped taking it. The end line is written before any write that could block.
     let mut env = TestEnv::new();
-    let log = env.base().join("audit.jsonl");
-    let cfg = env.config(
-        "audit.toml",
-        &format!("audit_log = {:?}\n", log.display().to_string()),
-    );
+    let log = audit_log(&mut env);
     env.write("in.txt", format!("{}\n", "a".repeat(99)).repeat(1300));
-    env.var("READBOX_CONFIG", cfg.to_str().unwrap())
-        .var("READBOX_TIMEOUT", "0.5")
+    env.var("READBOX_TIMEOUT", "0.5")
         .var("READBOX_MAX_OUTPUT_BYTES", "100000000");
     // Input comes, then none with the pipe open; the reader takes 10,000 bytes, then nothing.
     let script = format!(
