@@ -176,7 +176,7 @@ fn read_entries(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Listed>, E
     Ok(listed)
 }
 
-/// One entry met by [`walk`].
+/// One entry met by a [`Walk`].
 pub struct Entry<'a> {
     /// The directory that holds it.
     pub dir: &'a Node,
@@ -282,72 +282,77 @@ impl Skipped {
     }
 }
 
-/// Walks below `start` (a directory) to `max_depth`, calling `visit` for every entry in order.
-/// `prefix` is the caller's PATH as it should start printed paths (empty for `.`). Each
-/// directory is found again at its place before `visit` sees its entries.
-///
-/// What the walk left out (ignored entries, unreadable directories, mount points) is counted in
-/// `skipped`.
-///
-/// # Errors
-/// What `list` returns for the start directory, and what `visit` returns; unreadable directories
-/// below the start are skipped; `denied:` for a directory moved away while it was read; `io:`
-/// ([`Error::Shortage`]) when the process runs short of descriptors or memory anywhere.
-#[allow(clippy::too_many_arguments)]
-pub fn walk(
-    ctx: &Ctx<'_>,
-    start: &Node,
-    shown: &str,
-    prefix: &[u8],
-    max_depth: usize,
-    ignores: Ignores,
-    skipped: &mut Skipped,
-    visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
-) -> Result<(), Stop> {
-    let walker = Walker {
-        ctx,
-        shown,
-        max_depth,
-        ignores,
-        check: Check::Now,
-        levels: Vec::new(),
-        display: prefix.to_vec(),
-        skipped,
-        visit,
-    };
-    walker.run(start)
+/// What a walk covers: the directory it starts at and how deep it goes below it, how it shows
+/// paths, and whether ignore files count (docs/contract.md#ignore-files).
+pub struct Walk<'a> {
+    /// The start directory.
+    pub start: &'a Node,
+    /// The caller's PATH, as errors show it.
+    pub shown: &'a str,
+    /// What printed paths start with: the caller's PATH ([`display_prefix`]), empty for `.`.
+    pub prefix: &'a [u8],
+    /// How many levels below the start are listed.
+    pub max_depth: usize,
+    pub ignores: Ignores,
 }
 
-/// [`walk`] for a caller that shows nothing of the entries themselves, only what it reads from
-/// files, and that settles ([`Gate::settle`]) before it shows anything, stops, or answers (grep):
-/// a directory is then found again once, with the files read through it, instead of also right
-/// after it was listed.
-///
-/// # Errors
-/// As [`walk`], except that a directory moved away is told by the caller's settle.
-#[allow(clippy::too_many_arguments)]
-pub fn walk_for_contents(
-    ctx: &Ctx<'_>,
-    start: &Node,
-    shown: &str,
-    prefix: &[u8],
-    max_depth: usize,
-    ignores: Ignores,
-    skipped: &mut Skipped,
-    visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
-) -> Result<(), Stop> {
-    let walker = Walker {
-        ctx,
-        shown,
-        max_depth,
-        ignores,
-        check: Check::Deferred,
-        levels: Vec::new(),
-        display: prefix.to_vec(),
-        skipped,
-        visit,
-    };
-    walker.run(start)
+impl Walk<'_> {
+    /// Walks below the start, calling `visit` for every entry in order. Each directory is found
+    /// again at its place before `visit` sees its entries.
+    ///
+    /// What the walk left out (ignored entries, unreadable directories, mount points) is counted
+    /// in `skipped`.
+    ///
+    /// # Errors
+    /// What `list` returns for the start directory, and what `visit` returns; unreadable
+    /// directories below the start are skipped; `denied:` for a directory moved away while it was
+    /// read; `io:` ([`Error::Shortage`]) when the process runs short of descriptors or memory
+    /// anywhere.
+    pub fn run(
+        &self,
+        ctx: &Ctx<'_>,
+        skipped: &mut Skipped,
+        visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
+    ) -> Result<(), Stop> {
+        self.walker(ctx, Check::Now, skipped, visit).run(self.start)
+    }
+
+    /// [`Walk::run`] for a caller that shows nothing of the entries themselves, only what it
+    /// reads from files, and that settles ([`Gate::settle`]) before it shows anything, stops, or
+    /// answers (grep): a directory is then found again once, with the files read through it,
+    /// instead of also right after it was listed.
+    ///
+    /// # Errors
+    /// As [`Walk::run`], except that a directory moved away is told by the caller's settle.
+    pub fn run_for_contents(
+        &self,
+        ctx: &Ctx<'_>,
+        skipped: &mut Skipped,
+        visit: &mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
+    ) -> Result<(), Stop> {
+        self.walker(ctx, Check::Deferred, skipped, visit)
+            .run(self.start)
+    }
+
+    fn walker<'w, 'c>(
+        &'w self,
+        ctx: &'w Ctx<'c>,
+        check: Check,
+        skipped: &'w mut Skipped,
+        visit: &'w mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>,
+    ) -> Walker<'w, 'c> {
+        Walker {
+            ctx,
+            shown: self.shown,
+            max_depth: self.max_depth,
+            ignores: self.ignores,
+            check,
+            levels: Vec::new(),
+            display: self.prefix.to_vec(),
+            skipped,
+            visit,
+        }
+    }
 }
 
 /// The state of one walk below its start.

@@ -10,7 +10,7 @@ use crate::error::{Error, shown};
 use crate::names::quoted;
 use crate::registry::{Args, Effect, FileType, Flag, Kind, Outcome, Param};
 use crate::resolve::Kind as K;
-use crate::walk::{self, Entry, Ignores, Skipped, display_prefix, walk};
+use crate::walk::{self, Entry, Ignores, Skipped, Walk, display_prefix};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -121,16 +121,14 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         Ok(())
     };
     let mut skipped = Skipped::default();
-    let result = walk(
-        ctx,
-        &node,
-        &path,
-        &prefix,
+    let walk = Walk {
+        start: &node,
+        shown: &path,
+        prefix: &prefix,
         max_depth,
         ignores,
-        &mut skipped,
-        &mut visit,
-    );
+    };
+    let result = walk.run(ctx, &mut skipped, &mut visit);
     skipped.note(ctx.out);
     if result.is_ok() && listed == 0 {
         skipped.note_ignored_when_empty(ctx.out, "entry matched");

@@ -12,8 +12,8 @@
 //!
 //! A named file is searched on the calling thread, its matches streamed to the output. A directory
 //! search walks in order on the calling thread while workers search files ahead; each file's
-//! matches are printed in walk order. A worker holds at most [`FOUND_MAX`] bytes of one file's
-//! matches (and all workers at most [`HELD_MAX`]); a file with more, or with a line longer than a
+//! matches are printed in walk order. A worker holds at most `FOUND_MAX` bytes of one file's
+//! matches (and all workers at most `HELD_MAX`); a file with more, or with a line longer than a
 //! block, is handed back at that point and its search goes on, streamed, when its turn comes. So
 //! memory stays bounded whatever the caps, and the answer does not depend on how the work was
 //! split.
@@ -36,7 +36,7 @@ use crate::read::{Ahead, BINARY_PROBE, BLOCK, Batch, Filter, Lines, charge_lines
 use crate::redact::{Shown, Tally};
 use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 use crate::resolve::{Kind as K, Node, Ticket};
-use crate::walk::{Entry, Ignores, Skipped, display_prefix, walk_for_contents};
+use crate::walk::{Entry, Ignores, Skipped, Walk, display_prefix};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -1013,6 +1013,13 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         e.listed.kind == K::File && file_glob.is_match(std::path::Path::new(&e.listed.name))
     };
     let mut skipped = Skipped::default();
+    let walk = Walk {
+        start: &node,
+        shown: &path,
+        prefix: &prefix,
+        max_depth,
+        ignores,
+    };
     let result = if workers == 1 {
         let mut visit = |e: &Entry<'_>| -> Result<(), Stop> {
             if wanted(e) {
@@ -1023,16 +1030,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             }
             Ok(())
         };
-        walk_for_contents(
-            ctx,
-            &node,
-            &path,
-            &prefix,
-            max_depth,
-            ignores,
-            &mut skipped,
-            &mut visit,
-        )
+        walk.run_for_contents(ctx, &mut skipped, &mut visit)
     } else {
         parallel(
             ctx,
@@ -1042,16 +1040,9 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             &held,
             workers,
             |visit| {
-                walk_for_contents(
-                    ctx,
-                    &node,
-                    &path,
-                    &prefix,
-                    max_depth,
-                    ignores,
-                    &mut skipped,
-                    &mut |e| if wanted(e) { visit(e) } else { Ok(()) },
-                )
+                walk.run_for_contents(ctx, &mut skipped, &mut |e| {
+                    if wanted(e) { visit(e) } else { Ok(()) }
+                })
             },
             &job_of,
             &mut count,
