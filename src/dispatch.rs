@@ -1,5 +1,5 @@
 //! From the process's arguments to what to run (docs/contract.md#invocation): a tool named by
-//! argv[0]'s file name (a link named `cat`), else by the first argument (`readbox cat`), or a meta
+//! `argv[0]`'s file name (a link named `cat`), else by the first argument (`readbox cat`), or a meta
 //! command.
 //!
 //! Matching is by exact name only: `cat.exe`, `uu-cat` or `CAT` are not `cat`

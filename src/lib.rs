@@ -13,7 +13,7 @@
 //! imports it (a test in `tests/cli/repository.rs` keeps this list and the imports in step):
 //! - [`mcp`]: `readbox mcp`, which runs each tool call as a child `readbox call`.
 //! - [`meta`]: `help`, `version`, `list`, `policy`, `schema`, `install`.
-//! - [`dispatch`]: argv[0] or the first argument -> a tool or a meta command.
+//! - [`dispatch`]: `argv[0]` or the first argument -> a tool or a meta command.
 //! - [`args`]: the positional parser of every tool, flag refusals with hints, `call`'s JSON form.
 //! - [`tools`]: the registry table of the tools and one module per tool.
 //! - [`walk`]: the one directory walker (sorted, never follows links, prunes excludes).

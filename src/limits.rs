@@ -117,7 +117,7 @@ impl Deadline {
     /// Starts the watchdog: at the deadline, `on_timeout` runs on its own thread (it writes the
     /// answer and ends the process). Whoever writes the answer, a write can block on a standard
     /// output or error that nobody reads, and then nothing returns: so a process still there
-    /// [`EXIT_GRACE`] after the deadline ends with [`EXIT_ERROR`]. The thread is detached; a call
+    /// 0.4 s (`EXIT_GRACE`) after the deadline ends with [`EXIT_ERROR`]. The thread is detached; a call
     /// that ends first simply exits.
     pub fn watch(self, on_timeout: impl FnOnce(Error) + Send + 'static) {
         let spawned = std::thread::Builder::new()
