@@ -330,6 +330,11 @@ impl Filter {
         }
     }
 
+    /// Whether this filter redacts at all.
+    pub fn redacts(&self) -> bool {
+        self.red.is_some()
+    }
+
     /// Whether the whole lines `lines` come out unchanged (checked at memory speed).
     pub fn passes(&self, lines: &[u8]) -> bool {
         self.red.as_ref().is_none_or(|r| r.passes(lines))

@@ -25,7 +25,7 @@
 mod keywords;
 mod rules;
 
-use std::sync::OnceLock;
+use std::sync::{LazyLock, OnceLock};
 
 use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
@@ -81,6 +81,21 @@ fn compile(pattern: &str) -> Regex {
 fn marker_at_end() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| compile(r"-----BEGIN[ A-Z0-9]{0,32}PRIVATE KEY(?: BLOCK)?-----$"))
+}
+
+/// Where the first `-----BEGIN` in `hay` starts (its searcher is built once: grep and tail
+/// ask for every stretch of lines they pass over).
+fn find_begin(hay: &[u8]) -> Option<usize> {
+    static FINDER: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(b"-----BEGIN"));
+    FINDER.find(hay)
+}
+
+/// Where the first `-----END` in `hay` starts.
+fn find_end(hay: &[u8]) -> Option<usize> {
+    static FINDER: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(b"-----END"));
+    FINDER.find(hay)
 }
 
 /// Padding a BEGIN line may hold after its marker: quotes, separators, a continuation backslash.
@@ -196,14 +211,13 @@ impl Redactor {
     /// at a fraction of the cost of [`Redactor::line`]. A block whose marker line was skipped
     /// shows its marker on the first of its lines that is shown.
     pub fn skip(&mut self, lines: &[u8]) {
-        if self.block.is_none() && memmem::find(lines, b"-----BEGIN").is_none() {
+        if self.block.is_none() && find_begin(lines).is_none() {
             return;
         }
         for line in lines.split_inclusive(|&b| b == b'\n') {
             let (body, _) = split_terminator(line);
             if let Some(block) = &mut self.block {
-                let ends = memmem::find(body, b"-----END").is_some()
-                    || memmem::find(body, b"-----BEGIN").is_some();
+                let ends = find_end(body).is_some() || find_begin(body).is_some();
                 if !ends {
                     block.material += line.len();
                     if block.material >= MAX_KEY_BLOCK {
@@ -310,7 +324,7 @@ impl Redactor {
 
     /// A line while a block is open.
     fn in_block(&mut self, mut block: Block, line: &[u8], body: &[u8], term: &[u8]) -> Shown {
-        if let Some(i) = memmem::find(body, b"-----END") {
+        if let Some(i) = find_end(body) {
             self.block = None;
             let indent = body.iter().take_while(|b| b.is_ascii_whitespace()).count();
             let material = body[indent..i]
@@ -334,7 +348,7 @@ impl Redactor {
             }
             return Shown::Replaced(out);
         }
-        if block.material >= MAX_KEY_BLOCK || memmem::find(body, b"-----BEGIN").is_some() {
+        if block.material >= MAX_KEY_BLOCK || find_begin(body).is_some() {
             // The bound, or a new BEGIN without an END: the block ends before this line.
             self.block = None;
             return match keywords::rules_of(line) {
@@ -471,9 +485,9 @@ impl LongLine {
             let seam = &self.opener.recent[self.opener.recent.len().saturating_sub(9)..];
             let mut joint = seam.to_vec();
             joint.extend_from_slice(&piece[..piece.len().min(9)]);
-            self.ends_block = [&joint[..], piece].iter().any(|h| {
-                memmem::find(h, b"-----END").is_some() || memmem::find(h, b"-----BEGIN").is_some()
-            });
+            self.ends_block = [&joint[..], piece]
+                .iter()
+                .any(|h| find_end(h).is_some() || find_begin(h).is_some());
         }
     }
 }
@@ -597,7 +611,7 @@ impl Scan {
                 }
                 Inline::Key { material, last } => {
                     let room = MAX_KEY_BLOCK - material;
-                    let (take, end) = match memmem::find(&hay[pos..], b"-----END") {
+                    let (take, end) = match find_end(&hay[pos..]) {
                         Some(i) => (i, true),
                         None => (held(HOLD).max(pos) - pos, at_end),
                     };

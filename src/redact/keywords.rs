@@ -6,10 +6,11 @@
 //! multi-literal searcher of the `aho-corasick` crate's `packed` module) for a rare fragment of
 //! each keyword, then compared whole where a fragment is found. (Aho-Corasick's own automaton
 //! over the keywords, ignoring case, runs at a few hundred MB/s: too slow for every byte.)
-//! Small texts, and machines where Teddy is not available, use a scalar scan: a table of the
-//! keywords' first two bytes, then a comparison of the few keywords that start there. Its
-//! tables are built when readbox is compiled, so a call that reads one small file pays for no
-//! set-up at all.
+//! Small texts (grep's matching lines, one at a time), and machines where Teddy is not
+//! available, use a scalar scan: a bit table of the first three bytes of the same fragments,
+//! case folded and hashed, looked up at each byte, then a comparison of the keywords whose
+//! fragment starts there. Its tables are built when readbox is compiled, so a call that reads
+//! one small file pays for no set-up at all.
 //!
 //! Invariant: [`any`] is false only when no keyword of [`RULES`] occurs in the text, ignoring
 //! ASCII case ([`rules_in`] gives exactly the rules whose keywords occur).
@@ -85,25 +86,68 @@ static WORDS: [(&[u8], usize); WORD_COUNT] = {
     out
 };
 
-/// One bit per lowercase byte pair that begins a keyword.
-static PAIRS: [u64; 1024] = {
-    let mut out = [0u64; 1024];
+/// Three bytes as one number, each byte with its bit `0x20` set: an ASCII letter and its
+/// other case become the same, as keyword and text must (a few other bytes meet too, such as
+/// `_` and DEL: that only makes a candidate, which is then compared whole).
+const fn fold3(a: u8, b: u8, c: u8) -> u32 {
+    (a as u32 | (b as u32) << 8 | (c as u32) << 16) | 0x20_2020
+}
+
+/// The bit of a folded trigram in [`TRIGRAMS`] (Fibonacci hashing to 16 bits).
+const fn trigram_bit(t: u32) -> usize {
+    (t.wrapping_mul(0x9E37_79B1) >> 16) as usize
+}
+
+/// Where the fragment of `word` starts ([`FRAGMENTS`], else 0).
+const fn fragment_at(word: &[u8]) -> usize {
+    let mut i = 0;
+    while i < FRAGMENTS.len() {
+        let (w, at) = FRAGMENTS[i];
+        if eq(w.as_bytes(), word) {
+            return at;
+        }
+        i += 1;
+    }
+    0
+}
+
+const fn eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// For each keyword (an index into [`WORDS`]): its fragment's first three bytes, folded, and
+/// the fragment's offset in the keyword.
+static FRAGS: [(u32, usize); WORD_COUNT] = {
+    let mut out = [(0, 0); WORD_COUNT];
     let mut n = 0;
     while n < WORD_COUNT {
         let w = WORDS[n].0;
-        let bit = (w[0] as usize) << 8 | w[1] as usize;
-        out[bit >> 6] |= 1 << (bit & 63);
+        let at = fragment_at(w);
+        out[n] = (fold3(w[at], w[at + 1], w[at + 2]), at);
         n += 1;
     }
     out
 };
 
-/// For each lowercase byte, the keywords that begin with it, one bit per keyword.
-static FIRST: [u64; 256] = {
-    let mut out = [0u64; 256];
+/// One bit per [hashed](trigram_bit) folded trigram that begins a keyword's fragment: 8 KiB,
+/// so that the scalar scan costs a load and a test per byte, and ordinary text rarely gets
+/// further.
+static TRIGRAMS: [u64; 1024] = {
+    let mut out = [0u64; 1024];
     let mut n = 0;
     while n < WORD_COUNT {
-        out[WORDS[n].0[0] as usize] |= 1 << n;
+        let bit = trigram_bit(FRAGS[n].0);
+        out[bit >> 6] |= 1 << (bit & 63);
         n += 1;
     }
     out
@@ -130,20 +174,11 @@ struct Teddy {
     keywords: Vec<(usize, usize)>,
 }
 
-/// The offset of the fragment Teddy looks for in `word`.
-fn fragment(word: &[u8]) -> usize {
-    FRAGMENTS
-        .iter()
-        .find(|(w, _)| w.as_bytes() == word)
-        .map_or(0, |&(_, at)| at)
-}
-
 /// Teddy's searcher, or `None` where the CPU has no support for it.
 fn teddy() -> Option<&'static Teddy> {
     TEDDY
         .get_or_init(|| {
-            let keywords: Vec<(usize, usize)> =
-                (0..WORD_COUNT).map(|n| (n, fragment(WORDS[n].0))).collect();
+            let keywords: Vec<(usize, usize)> = (0..WORD_COUNT).map(|n| (n, FRAGS[n].1)).collect();
             let searcher = packed::Config::new()
                 .builder()
                 .extend(keywords.iter().map(|&(n, at)| &WORDS[n].0[at..]))
@@ -153,29 +188,24 @@ fn teddy() -> Option<&'static Teddy> {
         .as_ref()
 }
 
-fn pair(a: u8, b: u8) -> usize {
-    usize::from(a.to_ascii_lowercase()) << 8 | usize::from(b.to_ascii_lowercase())
-}
-
-/// Calls `found(start, rule)` for each keyword occurrence in `hay`, in order, until it
-/// returns false.
+/// Calls `found(start, rule)` for each keyword occurrence in `hay`, in the order their
+/// fragments start (see [`Teddy::find`] for why that is as good as the order of their starts),
+/// until it returns false.
 fn scan(hay: &[u8], mut found: impl FnMut(usize, usize) -> bool) {
-    if hay.len() < 3 {
-        return;
-    }
-    for i in 0..hay.len() - 2 {
-        let bit = pair(hay[i], hay[i + 1]);
-        if PAIRS[bit >> 6] & (1 << (bit & 63)) == 0 {
+    for (i, w) in hay.windows(3).enumerate() {
+        let t = fold3(w[0], w[1], w[2]);
+        let bit = trigram_bit(t);
+        if TRIGRAMS[bit >> 6] & (1 << (bit & 63)) == 0 {
             continue;
         }
-        let mut words = FIRST[usize::from(hay[i].to_ascii_lowercase())];
-        while words != 0 {
-            let n = words.trailing_zeros() as usize;
-            words &= words - 1;
-            let (w, rule) = WORDS[n];
-            if hay.len() - i >= w.len()
-                && hay[i..i + w.len()].eq_ignore_ascii_case(w)
-                && !found(i, rule)
+        for (n, &(frag, at)) in FRAGS.iter().enumerate() {
+            let (word, rule) = WORDS[n];
+            if frag == t
+                && let Some(start) = i.checked_sub(at)
+                && hay
+                    .get(start..start + word.len())
+                    .is_some_and(|s| s.eq_ignore_ascii_case(word))
+                && !found(start, rule)
             {
                 return;
             }
@@ -317,7 +347,7 @@ mod tests {
                 "{w}"
             );
         }
-        let frags: Vec<&[u8]> = WORDS.iter().map(|(w, _)| &w[fragment(w)..]).collect();
+        let frags: Vec<&[u8]> = WORDS.iter().map(|(w, _)| &w[fragment_at(w)..]).collect();
         for (i, a) in frags.iter().enumerate() {
             for (j, b) in frags.iter().enumerate() {
                 assert!(i == j || !b.starts_with(a), "{:?} {:?}", a, b);

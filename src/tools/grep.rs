@@ -18,6 +18,7 @@
 //! memory stays bounded whatever the caps, and the answer does not depend on how the work was
 //! split.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs::File;
@@ -312,11 +313,16 @@ impl Search {
         first: u64,
         hit: &mut Hit<'_>,
     ) -> Result<Scanned, Stop> {
-        if filter.passes(batch) {
+        if !filter.redacts() {
             return self.raw(batch, first, 0, hit);
         }
         if !self.marker_risk {
+            // No keyword search over the batch: the PATTERN's own search finds the lines to
+            // redact, and the rest only needs the key-block state moved on.
             return self.redacting_matches(filter, batch, first, hit);
+        }
+        if filter.passes(batch) {
+            return self.raw(batch, first, 0, hit);
         }
         let (mut pos, mut line_no) = (0, first);
         while pos < batch.len() {
@@ -336,7 +342,7 @@ impl Search {
             }
             let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
             pos += end;
-            if let Some(text) = self.redacted_match(filter, &rest[..end])
+            if let Some(text) = self.redacted_match(filter, &rest[..end], false)
                 && !hit(line_no, &text, pos)?
             {
                 return Ok(Scanned {
@@ -354,12 +360,21 @@ impl Search {
 
     /// The text of `line` as the filter shows it, without its `\n`, when it matches; a line
     /// hidden in a key block or no longer matching once redacted is dropped, and what redacting it
-    /// counted is taken back.
-    fn redacted_match(&self, filter: &mut Filter, line: &[u8]) -> Option<Vec<u8>> {
-        let body = |t: &[u8]| t.strip_suffix(b"\n").unwrap_or(t).to_vec();
+    /// counted is taken back. `matched` tells that `line` matches as read: a line that redaction
+    /// leaves as it is then needs no second search.
+    fn redacted_match<'l>(
+        &self,
+        filter: &mut Filter,
+        line: &'l [u8],
+        matched: bool,
+    ) -> Option<Cow<'l, [u8]>> {
         let text = match filter.line(line) {
-            Shown::Same => body(line),
-            Shown::Replaced(t) => body(&t),
+            Shown::Same if matched => return Some(Cow::Borrowed(without_newline(line))),
+            Shown::Same => Cow::Borrowed(without_newline(line)),
+            Shown::Replaced(mut t) => {
+                t.truncate(without_newline(&t).len());
+                Cow::Owned(t)
+            }
             Shown::Hidden => return None,
         };
         if self.matcher.find_at(&text, 0).is_some() {
@@ -386,7 +401,7 @@ impl Search {
             let start = next - newline - body.len();
             filter.skip(&batch[skipped..start]);
             skipped = next;
-            match self.redacted_match(filter, &batch[start..next]) {
+            match self.redacted_match(filter, &batch[start..next], true) {
                 Some(text) => {
                     let go = hit(n, &text, next)?;
                     stopped = !go;
@@ -694,6 +709,11 @@ fn rest_of(lines: Lines, offset: u64, line_no: u64, filter: Filter) -> Result<Re
         line_no,
         filter,
     })
+}
+
+/// `line` without its `\n`, if it has one.
+fn without_newline(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\n").unwrap_or(line)
 }
 
 /// Appends one line of grep's output: `path:N:text`, or `path: binary file matches`.
