@@ -1,19 +1,21 @@
-//! The keyword prefilter: does a text hold any rule's keyword, in any ASCII case, and which
-//! rules do those keywords name?
+//! The keyword prefilter: does a text hold any rule's keyword, and which rules do those
+//! keywords name? A keyword is compared as written, or ignoring ASCII case for a rule whose
+//! pattern ignores case ([`Rule::any_case`](super::Rule::any_case)).
 //!
 //! Clean text must cost almost nothing, since every byte that cat and grep read passes here.
-//! Large texts are lowercased in small blocks on the stack and searched with Teddy (the SIMD
-//! multi-literal searcher of the `aho-corasick` crate's `packed` module) for a rare fragment of
-//! each keyword, then compared whole where a fragment is found. (Aho-Corasick's own automaton
-//! over the keywords, ignoring case, runs at a few hundred MB/s: too slow for every byte.)
-//! Small texts (grep's matching lines, one at a time), and machines where Teddy is not
-//! available, use a scalar scan: a bit table of the first three bytes of the same fragments,
-//! case folded and hashed, looked up at each byte, then a comparison of the keywords whose
-//! fragment starts there. Its tables are built when readbox is compiled, so a call that reads
-//! one small file pays for no set-up at all.
+//! Each keyword is looked for through its *fragment*: three of its bytes that ordinary text
+//! rarely holds, at a fixed offset in it ([`FRAGMENTS`]); where a fragment occurs, the keywords
+//! that have it are compared whole. Large texts are searched for the fragments with Teddy (the
+//! SIMD multi-literal searcher of the `aho-corasick` crate's `packed` module), on the text as
+//! it is: a keyword of any case has its fragment in each of its cases among Teddy's literals,
+//! so no lowercased copy is made. (Aho-Corasick's own automaton over the keywords runs at a few
+//! hundred MB/s: too slow for every byte.) Small texts (grep's matching lines, one at a time),
+//! and machines where Teddy is not available, use a scalar scan: a bit table of the fragments,
+//! case folded and hashed, looked up at each byte. Its tables are built when readbox is
+//! compiled, so a call that reads one small file pays for no set-up at all.
 //!
-//! Invariant: [`any`] is false only when no keyword of [`RULES`] occurs in the text, ignoring
-//! ASCII case ([`rules_in`] gives exactly the rules whose keywords occur).
+//! Invariant: [`any`] is false only when no keyword of [`RULES`] occurs in the text
+//! ([`rules_in`] gives exactly the rules whose keywords occur).
 
 use std::sync::OnceLock;
 
@@ -21,37 +23,27 @@ use aho_corasick::packed;
 
 use super::rules::RULES;
 
-/// Texts shorter than this are scanned without Teddy: building its searchers costs more than
+#[cfg(test)]
+mod order;
+
+/// Texts shorter than this are scanned without Teddy: building its searcher costs more than
 /// scanning a few kilobytes.
 const SMALL: usize = 4 * 1024;
 
-/// Teddy searches lowercased copies of up to this many bytes at a time.
-const CHUNK: usize = 8 * 1024;
-
-/// The first block Teddy searches; each next one is twice as long, up to [`CHUNK`].
-const FIRST_BLOCK: usize = 256;
-
-thread_local! {
-    /// The lowercased block, kept from one search to the next.
-    static BLOCK: std::cell::RefCell<Box<[u8; CHUNK]>> =
-        std::cell::RefCell::new(Box::new([0; CHUNK]));
-}
-
-/// Where Teddy looks for a keyword: the part of it that ordinary text rarely holds, given as
-/// the offset it starts at. Teddy tells candidates apart by their first three bytes, so a
-/// keyword that begins like common words (`acca` like `access`, `private key` like `println`,
-/// `authorization` like `author`) is searched from a later, rarer point and then compared
-/// whole. Keywords not listed are searched from their start.
+/// Where each keyword's fragment starts in it, for keywords whose first three bytes are common
+/// in ordinary text (`secret` like `section`, `sk-proj-` like `task-`, `authorization` like
+/// `author`, `hooks.slack.com` like `hooks.s…` or `.sl…` in code). Keywords not listed are
+/// looked for through their first three bytes.
 const FRAGMENTS: &[(&str, usize)] = &[
-    ("acca", 1),
+    ("ACCA", 1),
     ("secret", 1),
     ("github_pat_", 5),
-    ("hooks.slack.com", 5),
+    ("hooks.slack.com", 10),
     ("sk-ant-", 1),
-    ("sk-proj-", 4),
-    ("sk-svcacct-", 3),
+    ("sk-proj-", 5),
+    ("sk-svcacct-", 4),
     ("sk-admin-", 1),
-    ("private key", 3),
+    ("PRIVATE KEY", 3),
     ("authorization", 5),
 ];
 
@@ -66,18 +58,56 @@ const WORD_COUNT: usize = {
     n
 };
 
-// A keyword is one bit in a u64 below.
-const _: () = assert!(WORD_COUNT <= 64);
+/// One keyword of the table.
+#[derive(Clone, Copy)]
+struct Word {
+    /// The keyword.
+    text: &'static [u8],
+    /// The index of its rule in [`RULES`].
+    rule: usize,
+    /// Whether it is compared ignoring ASCII case.
+    any_case: bool,
+    /// Its fragment's first three bytes, [folded](fold3).
+    fragment: u32,
+    /// Where its fragment starts in it.
+    at: usize,
+}
 
-/// The keywords (lowercase) with the index of their rule, in the table's order. The tables
-/// here are built when readbox is compiled: a call pays nothing to set them up.
-static WORDS: [(&[u8], usize); WORD_COUNT] = {
-    let mut out: [(&[u8], usize); WORD_COUNT] = [(b"", 0); WORD_COUNT];
+impl Word {
+    /// Whether this keyword occurs in `hay` from `start` on.
+    fn at_start(&self, hay: &[u8], start: usize) -> bool {
+        hay.get(start..start + self.text.len())
+            .is_some_and(|t| match self.any_case {
+                true => t.eq_ignore_ascii_case(self.text),
+                false => t == self.text,
+            })
+    }
+}
+
+/// The keywords, in the table's order. The tables here are built when readbox is compiled: a
+/// call pays nothing to set them up.
+static WORDS: [Word; WORD_COUNT] = {
+    let blank = Word {
+        text: b"",
+        rule: 0,
+        any_case: false,
+        fragment: 0,
+        at: 0,
+    };
+    let mut out = [blank; WORD_COUNT];
     let (mut n, mut i) = (0, 0);
     while i < RULES.len() {
         let mut j = 0;
         while j < RULES[i].keywords.len() {
-            out[n] = (RULES[i].keywords[j].as_bytes(), i);
+            let text = RULES[i].keywords[j].as_bytes();
+            let at = fragment_at(text);
+            out[n] = Word {
+                text,
+                rule: i,
+                any_case: RULES[i].any_case,
+                fragment: fold3(text[at], text[at + 1], text[at + 2]),
+                at,
+            };
             n += 1;
             j += 1;
         }
@@ -87,8 +117,9 @@ static WORDS: [(&[u8], usize); WORD_COUNT] = {
 };
 
 /// Three bytes as one number, each byte with its bit `0x20` set: an ASCII letter and its
-/// other case become the same, as keyword and text must (a few other bytes meet too, such as
-/// `_` and DEL: that only makes a candidate, which is then compared whole).
+/// other case become the same, so one value stands for a fragment in every case (a few other
+/// bytes meet too, such as `_` and DEL: that only makes a candidate, which is then compared
+/// whole).
 const fn fold3(a: u8, b: u8, c: u8) -> u32 {
     (a as u32 | (b as u32) << 8 | (c as u32) << 16) | 0x20_2020
 }
@@ -125,167 +156,108 @@ const fn eq(a: &[u8], b: &[u8]) -> bool {
     true
 }
 
-/// For each keyword (an index into [`WORDS`]): its fragment's first three bytes, folded, and
-/// the fragment's offset in the keyword.
-static FRAGS: [(u32, usize); WORD_COUNT] = {
-    let mut out = [(0, 0); WORD_COUNT];
-    let mut n = 0;
-    while n < WORD_COUNT {
-        let w = WORDS[n].0;
-        let at = fragment_at(w);
-        out[n] = (fold3(w[at], w[at + 1], w[at + 2]), at);
-        n += 1;
-    }
-    out
-};
-
-/// One bit per [hashed](trigram_bit) folded trigram that begins a keyword's fragment: 8 KiB,
-/// so that the scalar scan costs a load and a test per byte, and ordinary text rarely gets
-/// further.
+/// One bit per [hashed](trigram_bit) folded fragment: 8 KiB, so that the scalar scan costs a
+/// load and a test per byte, and ordinary text rarely gets further.
 static TRIGRAMS: [u64; 1024] = {
     let mut out = [0u64; 1024];
     let mut n = 0;
     while n < WORD_COUNT {
-        let bit = trigram_bit(FRAGS[n].0);
+        let bit = trigram_bit(WORDS[n].fragment);
         out[bit >> 6] |= 1 << (bit & 63);
         n += 1;
     }
     out
 };
 
-/// The longest keyword.
-const LONGEST: usize = {
-    let (mut max, mut n) = (0, 0);
-    while n < WORD_COUNT {
-        if WORDS[n].0.len() > max {
-            max = WORDS[n].0.len();
+/// Calls `found(start, rule)` for each keyword whose fragment starts at `i` in `hay` and that
+/// occurs whole there, until it returns false; returns false if it did.
+fn keywords_at(hay: &[u8], i: usize, found: &mut impl FnMut(usize, usize) -> bool) -> bool {
+    let Some(t) = hay.get(i..i + 3).map(|w| fold3(w[0], w[1], w[2])) else {
+        return true;
+    };
+    for word in &WORDS {
+        if word.fragment == t
+            && let Some(start) = i.checked_sub(word.at)
+            && word.at_start(hay, start)
+            && !found(start, word.rule)
+        {
+            return false;
         }
-        n += 1;
     }
-    max
-};
-
-static TEDDY: OnceLock<Option<Teddy>> = OnceLock::new();
-
-/// The Teddy searcher and, for each of its patterns, the keyword (an index into the table's
-/// words) and the offset of the fragment in it.
-struct Teddy {
-    searcher: packed::Searcher,
-    keywords: Vec<(usize, usize)>,
+    true
 }
 
+/// Calls `found(start, rule)` for each keyword occurrence in `hay`, in the order their
+/// fragments start, until it returns false. That order is as good as the order of their
+/// starts for finding the first line with a keyword: a keyword that starts before the one
+/// reported first but has its fragment later holds that one's start, so both lie on one line.
+fn scan(hay: &[u8], mut found: impl FnMut(usize, usize) -> bool) {
+    for (i, w) in hay.windows(3).enumerate() {
+        let bit = trigram_bit(fold3(w[0], w[1], w[2]));
+        if TRIGRAMS[bit >> 6] & (1 << (bit & 63)) != 0 && !keywords_at(hay, i, &mut found) {
+            return;
+        }
+    }
+}
+
+static TEDDY: OnceLock<Option<packed::Searcher>> = OnceLock::new();
+
+/// The literals Teddy looks for: each keyword's fragment (its three bytes), in every ASCII case
+/// for a keyword of any case, each once, ordered so that Teddy's buckets let little ordinary
+/// text through (see `keywords/order.rs`: on source code the search runs three to four times
+/// faster than with the literals in sorted order). The order is computed when the keywords
+/// change, not on each call, where it would cost about 0.1 ms; a test checks that this table
+/// is current and prints the new one when it is not.
+static TEDDY_LITERALS: [&[u8; 3]; 49] = [
+    b"pyp", b"ABI", b"AIz", b"RIZ", b"b_p", b"T3B", b"ECR", b"vca", b"ghp", b"gho", b"glp", b"xap",
+    b"k-a", b"npm", b".ey", b"oj-", b"k.c", b"AKI", b"://", b"k.C", b"k_p", b"VAT", b"K.c", b"ecr",
+    b"ghr", b"gld", b"glr", b"xox", b"K.C", b"ecR", b"eCr", b"eCR", b"Ecr", b"ASI", b"EcR", b"ECr",
+    b"k_t", b"riz", b"riZ", b"rIz", b"ghs", b"rIZ", b"Riz", b"RiZ", b"RIz", b"A3T", b"k_l", b"ghu",
+    b"CCA",
+];
+
 /// Teddy's searcher, or `None` where the CPU has no support for it.
-fn teddy() -> Option<&'static Teddy> {
+fn teddy() -> Option<&'static packed::Searcher> {
     TEDDY
         .get_or_init(|| {
-            let keywords: Vec<(usize, usize)> = (0..WORD_COUNT).map(|n| (n, FRAGS[n].1)).collect();
-            let searcher = packed::Config::new()
+            packed::Config::new()
                 .builder()
-                .extend(keywords.iter().map(|&(n, at)| &WORDS[n].0[at..]))
-                .build()?;
-            Some(Teddy { searcher, keywords })
+                .extend(TEDDY_LITERALS)
+                .build()
         })
         .as_ref()
 }
 
-/// Calls `found(start, rule)` for each keyword occurrence in `hay`, in the order their
-/// fragments start (see [`Teddy::find`] for why that is as good as the order of their starts),
-/// until it returns false.
-fn scan(hay: &[u8], mut found: impl FnMut(usize, usize) -> bool) {
-    for (i, w) in hay.windows(3).enumerate() {
-        let t = fold3(w[0], w[1], w[2]);
-        let bit = trigram_bit(t);
-        if TRIGRAMS[bit >> 6] & (1 << (bit & 63)) == 0 {
-            continue;
-        }
-        for (n, &(frag, at)) in FRAGS.iter().enumerate() {
-            let (word, rule) = WORDS[n];
-            if frag == t
-                && let Some(start) = i.checked_sub(at)
-                && hay
-                    .get(start..start + word.len())
-                    .is_some_and(|s| s.eq_ignore_ascii_case(word))
-                && !found(start, rule)
-            {
-                return;
-            }
-        }
-    }
-}
-
-/// Whether any keyword occurs in `hay`, in any ASCII case.
+/// Whether any keyword occurs in `hay`.
 pub fn any(hay: &[u8]) -> bool {
     find(hay).is_some()
 }
 
-/// Where in `hay` the first keyword starts, or where one starts that lies on the same line as
-/// the first (a keyword holds no `\n`): enough to tell which line is the first to hold one.
+/// Where in `hay` the first keyword starts, or where one starts that lies on the same line as the
+/// first (a keyword holds no `\n`; see [`scan`]): enough to tell which line is the first to
+/// hold one.
 pub fn find(hay: &[u8]) -> Option<usize> {
-    if hay.len() >= SMALL
-        && let Some(teddy) = teddy()
-    {
-        return teddy.find(hay);
-    }
     let mut at = None;
-    scan(hay, |i, _| {
+    let mut first = |i, _| {
         at = Some(i);
         false
-    });
-    at
-}
-
-impl Teddy {
-    /// See [`find`]. Teddy reports fragments in the order they start, and a keyword found
-    /// through a later fragment than another's starts inside that other keyword when it
-    /// starts before it: so it is on the same line.
-    fn find(&self, hay: &[u8]) -> Option<usize> {
-        // Consecutive blocks overlap by one keyword's length less one byte, so that a keyword
-        // across a block boundary is whole in one of them. The blocks grow from a few hundred
-        // bytes: a reader that asks again after each line with a keyword (see
-        // `Redactor::clean_prefix`) should not lowercase a whole block for every line.
-        let overlap = LONGEST - 1;
-        BLOCK.with_borrow_mut(|buf| {
-            let mut at = 0;
-            let mut size = FIRST_BLOCK;
-            loop {
-                let end = (at + size).min(hay.len());
-                let block = &mut buf[..end - at];
-                for (d, s) in block.iter_mut().zip(&hay[at..end]) {
-                    *d = s.to_ascii_lowercase();
+    };
+    let teddy = if hay.len() >= SMALL { teddy() } else { None };
+    match teddy {
+        Some(teddy) => {
+            // Teddy finds the fragments, each literal of three bytes, leftmost first; where
+            // none of the keywords that have it is whole, the search goes on a byte later.
+            let mut from = 0;
+            while let Some(m) = teddy.find_in(hay, aho_corasick::Span::from(from..hay.len())) {
+                if !keywords_at(hay, m.start(), &mut first) {
+                    break;
                 }
-                if let Some(i) = self.first_in(block) {
-                    return Some(at + i);
-                }
-                if end == hay.len() {
-                    return None;
-                }
-                at = end - overlap;
-                size = (size * 2).min(CHUNK);
+                from = m.start() + 1;
             }
-        })
-    }
-
-    /// Where the keyword of the first fragment in `block` (lowercase) that lies in its whole
-    /// keyword starts. A fragment found where its keyword is not whole is passed over; the
-    /// search goes on one byte later, so that no occurrence is skipped (no fragment is a
-    /// prefix of another: two never start at one place).
-    fn first_in(&self, block: &[u8]) -> Option<usize> {
-        let mut at = 0;
-        while let Some(m) = self
-            .searcher
-            .find_in(block, aho_corasick::Span::from(at..block.len()))
-        {
-            let (n, offset) = self.keywords[m.pattern().as_usize()];
-            let word = WORDS[n].0;
-            if let Some(start) = m.start().checked_sub(offset)
-                && block.get(start..start + word.len()) == Some(word)
-            {
-                return Some(start);
-            }
-            at = m.start() + 1;
         }
-        None
+        _ => scan(hay, first),
     }
+    at
 }
 
 /// The rules whose keywords occur in `hay`, one bit per index into [`RULES`]: [`rules_in`],
@@ -311,13 +283,14 @@ pub fn rules_in(hay: &[u8]) -> u32 {
 mod tests {
     use super::*;
 
-    /// The reference: every keyword searched for on its own.
+    /// The reference: every keyword searched for on its own, as the rule compares it.
     fn naive(hay: &[u8]) -> u32 {
         let lower = hay.to_ascii_lowercase();
         let mut rules = 0;
         for (i, r) in RULES.iter().enumerate() {
             for k in r.keywords {
-                if lower.windows(k.len()).any(|w| w == k.as_bytes()) {
+                let text = if r.any_case { &lower } else { hay };
+                if text.windows(k.len()).any(|w| w == k.as_bytes()) {
                     rules |= 1 << i;
                 }
             }
@@ -326,58 +299,97 @@ mod tests {
     }
 
     #[test]
-    fn keywords_are_lowercase_ascii_of_three_bytes_or_more() {
+    fn keywords_are_ascii_of_three_bytes_or_more_and_lowercase_when_of_any_case() {
         for r in &RULES {
             for k in r.keywords {
-                assert!(k.len() >= 3, "{k}");
+                assert!(k.len() >= 3 && k.is_ascii(), "{k}");
                 assert!(
-                    k.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()),
+                    !r.any_case || !k.bytes().any(|b| b.is_ascii_uppercase()),
                     "{k}"
                 );
             }
+            // A keyword compared as written is sound only where the pattern keeps case.
+            assert!(r.any_case || !r.pattern.contains("(?i"), "{}", r.id);
         }
         assert!(RULES.len() <= 32, "rules_in gives one bit per rule");
     }
 
     #[test]
-    fn fragments_are_inside_their_keywords_and_no_fragment_begins_another() {
+    fn fragments_lie_inside_their_keywords_and_teddy_takes_them_all() {
         for (w, at) in FRAGMENTS {
             assert!(
                 RULES.iter().any(|r| r.keywords.contains(w)) && w.len() - at >= 3,
                 "{w}"
             );
         }
-        let frags: Vec<&[u8]> = WORDS.iter().map(|(w, _)| &w[fragment_at(w)..]).collect();
-        for (i, a) in frags.iter().enumerate() {
-            for (j, b) in frags.iter().enumerate() {
-                assert!(i == j || !b.starts_with(a), "{:?} {:?}", a, b);
+        // Teddy takes at most 64 literals; with more, every large text would take the slow
+        // scalar scan.
+        assert!(TEDDY_LITERALS.len() <= 64);
+    }
+
+    #[test]
+    fn teddy_table_is_current() {
+        let literals = order::teddy_literals();
+        let table: Vec<Vec<u8>> = TEDDY_LITERALS.iter().map(|l| l.to_vec()).collect();
+        let shown: Vec<String> = literals
+            .iter()
+            .map(|l| format!("b{:?}", String::from_utf8_lossy(l)))
+            .collect();
+        assert_eq!(
+            table,
+            literals,
+            "the keywords changed: TEDDY_LITERALS must be [{}]",
+            shown.join(", ")
+        );
+        // Ordering them loses none and repeats none.
+        let mut sorted = literals.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), literals.len());
+        assert!(sorted.contains(&b"AKI".to_vec()) && sorted.contains(&b"eCr".to_vec()));
+    }
+
+    #[test]
+    fn each_keyword_is_found_in_its_case_at_any_place() {
+        for (i, r) in RULES.iter().enumerate() {
+            for k in r.keywords {
+                let mut cases = vec![k.to_string()];
+                if r.any_case {
+                    cases.push(k.to_ascii_uppercase());
+                    cases.push(k[..1].to_ascii_uppercase() + &k[1..]);
+                }
+                for k in cases {
+                    for hay in [
+                        k.clone(),
+                        format!("{}{k}", "q".repeat(5000)),
+                        format!("{k}{}", " ".repeat(9000)),
+                        format!("{}{k}{}", "z".repeat(SMALL - 2), "z".repeat(SMALL)),
+                        format!("{}\n{k}", "zq ".repeat(20_000)),
+                    ] {
+                        assert!(any(hay.as_bytes()), "{k} in {} bytes", hay.len());
+                        assert_ne!(rules_in(hay.as_bytes()) & (1 << i), 0, "{k}");
+                        assert_ne!(rules_of(hay.as_bytes()) & (1 << i), 0, "{k}");
+                    }
+                }
             }
         }
     }
 
     #[test]
-    fn each_keyword_is_found_in_any_case_at_any_place() {
-        for (i, r) in RULES.iter().enumerate() {
-            for k in r.keywords {
-                for hay in [
-                    k.to_string(),
-                    k.to_ascii_uppercase(),
-                    format!("{}{}", "q".repeat(5000), k.to_ascii_uppercase()),
-                    format!("{k}{}", " ".repeat(9000)),
-                    // Across the boundaries of Teddy's blocks.
-                    format!("{}{k}{}", "z".repeat(CHUNK - 2), "z".repeat(CHUNK)),
-                    format!("{}{k}{}", "z".repeat(FIRST_BLOCK - 2), "z".repeat(CHUNK)),
-                    format!(
-                        "{}{k}{}",
-                        "z".repeat(3 * FIRST_BLOCK - 18),
-                        "z".repeat(CHUNK)
-                    ),
-                ] {
-                    assert!(any(hay.as_bytes()), "{k} in {} bytes", hay.len());
-                    assert_ne!(rules_in(hay.as_bytes()) & (1 << i), 0, "{k}");
-                    assert_ne!(rules_of(hay.as_bytes()) & (1 << i), 0, "{k}");
-                }
-            }
+    fn a_keyword_of_fixed_case_in_another_case_is_no_keyword() {
+        for hay in [
+            "akia",
+            "Ghp_",
+            "PYPI-",
+            "aiza",
+            "private key",
+            ".EYJ",
+            "t3blbkfj",
+        ] {
+            let long = format!("{hay}{}", " ".repeat(9000));
+            assert!(!any(hay.as_bytes()), "{hay}");
+            assert!(!any(long.as_bytes()), "{hay}");
+            assert_eq!(rules_in(hay.as_bytes()), 0, "{hay}");
         }
     }
 
@@ -388,7 +400,7 @@ mod tests {
         assert!(!any(&text.as_bytes()[..40]));
         assert_eq!(rules_in(text.as_bytes()), 0);
         assert!(!any(b""));
-        assert!(!any(b"ak"));
+        assert!(!any(b"AK"));
     }
 
     proptest::proptest! {
@@ -397,9 +409,10 @@ mod tests {
         fn both_scans_agree_with_the_naive_search(
             words in proptest::collection::vec(
                 proptest::sample::select(vec![
-                    "AKIA", "aSiA", "secret", "GHP_", "xox", "sk-ant-", ".eyJ", "://", "pypi",
-                    "Authorization", "private KEY", "hooks.slack.com", " ", "\n", "qq", "-",
-                    "_", "k_live", "a3", "t", "npm", "sk-proj", "github_pat",
+                    "AKIA", "aSiA", "akia", "secret", "SeCrEt", "GHP_", "ghp_", "xox", "sk-ant-",
+                    ".eyJ", ".eyj", "://", "pypi", "Authorization", "PRIVATE KEY",
+                    "private KEY", "hooks.slack.com", "HOOKS.SLACK.COM", " ", "\n", "qq", "-",
+                    "_", "k_live", "a3t", "A3", "T", "npm", "sk-proj", "github_pat", "AIza",
                 ]),
                 0..3000,
             )

@@ -1,8 +1,8 @@
 //! The rules of the detector, as data: one table, one entry per credential family
 //! (docs/contract.md#redaction).
 //!
-//! Each rule names the literal keywords of which one must occur in a match (compared ignoring
-//! ASCII case; the prefilter finds them), its pattern, the capture group that is the secret,
+//! Each rule names the literal keywords of which one must occur in a match (compared as written,
+//! or ignoring ASCII case where the pattern does; the prefilter finds them), its pattern, the capture group that is the secret,
 //! what else a match must satisfy, and the bytes over which the secret runs on after the
 //! pattern's end. The formats were learnt from the public rule documentation of gitleaks
 //! (`config/gitleaks.toml`) and detect-secrets (its plugin list); the source of each rule is
@@ -25,9 +25,13 @@ pub const MAX_MATCH: usize = 421;
 pub struct Rule {
     /// The id in `[REDACTED:ID]`: lowercase ASCII letters and `-`.
     pub id: &'static str,
-    /// Lowercase literals; every match of `pattern` contains at least one of them, in any
-    /// ASCII case.
+    /// Literals of which every match of `pattern` contains at least one: as written, or in any
+    /// ASCII case when `any_case` is set (then they are written in lowercase).
     pub keywords: &'static [&'static str],
+    /// Whether the pattern ignores case where a keyword occurs, so that the keywords are
+    /// compared ignoring ASCII case. Most credential formats fix the case of their prefix
+    /// (`AKIA`, `ghp_`), and a keyword compared as written is rarer in ordinary text.
+    pub any_case: bool,
     /// The pattern (`regex` syntax, matched on bytes with Unicode off: classes are ASCII).
     pub pattern: &'static str,
     /// The capture group that is the secret (0: the whole match); the rest of the match is
@@ -172,7 +176,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     // characters of base32. gitleaks `aws-access-token`; detect-secrets `AWSKeyDetector`.
     Rule {
         id: "aws-access-key-id",
-        keywords: &["akia", "asia", "abia", "acca", "a3t"],
+        keywords: &["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
+        any_case: false,
         pattern: r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b",
         secret: 0,
         accept: aws_access_key_id,
@@ -186,6 +191,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "aws-secret-access-key",
         keywords: &["secret"],
+        any_case: true,
         pattern: r#"(?i:aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10})["']?[ \t]{0,8}(?::=|=>|:|=)[ \t]{0,8}["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)"#,
         secret: 1,
         accept: aws_secret,
@@ -199,6 +205,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "github-token",
         keywords: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        any_case: false,
         pattern: r"\bgh[pousr]_[A-Za-z0-9]{36}",
         secret: 0,
         accept: always,
@@ -210,6 +217,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "github-fine-grained-token",
         keywords: &["github_pat_"],
+        any_case: false,
         pattern: r"\bgithub_pat_[A-Za-z0-9_]{82}",
         secret: 0,
         accept: always,
@@ -222,6 +230,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "gitlab-token",
         keywords: &["glpat-", "gldt-", "glptt-", "glrt-"],
+        any_case: false,
         pattern: r"\bgl(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20}",
         secret: 0,
         accept: always,
@@ -235,6 +244,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "slack-token",
         keywords: &["xox", "xapp-"],
+        any_case: false,
         pattern: r"\b(?:xox[abeoprs]-[0-9]{1,20}-[A-Za-z0-9-]{6}|xapp-[0-9]-[A-Z0-9]{6})",
         secret: 0,
         accept: always,
@@ -246,6 +256,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "slack-webhook",
         keywords: &["hooks.slack.com"],
+        any_case: true,
         pattern: r"(?i:https://hooks\.slack\.com/(?:services|workflows|triggers)/)([A-Za-z0-9+/]{16})",
         secret: 1,
         accept: always,
@@ -257,6 +268,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "stripe-key",
         keywords: &["k_live_", "k_test_", "k_prod_"],
+        any_case: false,
         pattern: r"\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10}",
         secret: 0,
         accept: always,
@@ -268,6 +280,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "npm-token",
         keywords: &["npm_"],
+        any_case: false,
         pattern: r"\bnpm_[A-Za-z0-9]{36}",
         secret: 0,
         accept: npm,
@@ -279,6 +292,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "pypi-token",
         keywords: &["pypi-"],
+        any_case: false,
         pattern: r"\bpypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50}",
         secret: 0,
         accept: always,
@@ -288,7 +302,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     // A Google API key: AIza and 35 URL-safe characters. gitleaks `gcp-api-key`.
     Rule {
         id: "google-api-key",
-        keywords: &["aiza"],
+        keywords: &["AIza"],
+        any_case: false,
         pattern: r"\b(AIza[A-Za-z0-9_-]{35})(?:[^A-Za-z0-9_-]|$)",
         secret: 1,
         accept: always,
@@ -301,6 +316,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "anthropic-api-key",
         keywords: &["sk-ant-"],
+        any_case: false,
         pattern: r"\bsk-ant-[a-z]{2,10}[0-9]{2}-[A-Za-z0-9_-]{32}",
         secret: 0,
         accept: always,
@@ -312,7 +328,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     // gitleaks `openai-api-key`; detect-secrets `OpenAIDetector`.
     Rule {
         id: "openai-api-key",
-        keywords: &["t3blbkfj", "sk-proj-", "sk-svcacct-", "sk-admin-"],
+        keywords: &["T3BlbkFJ", "sk-proj-", "sk-svcacct-", "sk-admin-"],
+        any_case: false,
         pattern: r"\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40}|[A-Za-z0-9_-]{16,250}T3BlbkFJ[A-Za-z0-9_-]{16})",
         secret: 0,
         accept: always,
@@ -326,7 +343,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     // gitleaks `jwt`; detect-secrets `JwtTokenDetector`.
     Rule {
         id: "jwt",
-        keywords: &[".eyj"],
+        keywords: &[".eyJ"],
+        any_case: false,
         pattern: r"\beyJ[A-Za-z0-9_-]{4,256}\.eyJ[A-Za-z0-9_-]{4}|\.eyJ[A-Za-z0-9_-]{4}",
         secret: 0,
         accept: always,
@@ -340,7 +358,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     // detect-secrets `PrivateKeyDetector`.
     Rule {
         id: KEY,
-        keywords: &["private key"],
+        keywords: &["PRIVATE KEY"],
+        any_case: false,
         pattern: r"-----BEGIN[ A-Z0-9]{0,32}PRIVATE KEY(?: BLOCK)?-----(?:\\[nr]|[ \t]){0,16}([A-Za-z0-9+/])",
         secret: 1,
         accept: always,
@@ -354,6 +373,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "url-password",
         keywords: &["://"],
+        any_case: false,
         pattern: r#"([A-Za-z][A-Za-z0-9+.-]{0,30})://([^\s:@/?#"'<>]{0,128}):([^\s/?#"'<>]{1,256})@[A-Za-z0-9\[]"#,
         secret: 3,
         accept: url_password,
@@ -368,6 +388,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
     Rule {
         id: "authorization",
         keywords: &["authorization"],
+        any_case: true,
         pattern: r#"(?i:authorization)["']?[ \t]{0,8}:[ \t]{0,8}["']?(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
         secret: 2,
         accept: authorization,
