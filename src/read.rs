@@ -356,6 +356,12 @@ impl Filter {
         }
     }
 
+    /// Whether no private-key block is open and none opens in `lines`: then [`Filter::skip`] of
+    /// any of them changes nothing, and a reader may leave it out.
+    pub fn settled(&self, lines: &[u8]) -> bool {
+        self.red.as_ref().is_none_or(|r| r.settled(lines))
+    }
+
     /// Reads past whole lines without showing them: only the private-key state moves on, and
     /// nothing is counted.
     pub fn skip(&mut self, lines: &[u8]) {

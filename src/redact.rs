@@ -167,8 +167,8 @@ impl Redactor {
     }
 
     /// Whether `lines` (one or more whole lines, the last maybe without `\n`) would all come
-    /// out of [`Redactor::line`] unchanged: no rule's keyword occurs in them (ignoring ASCII
-    /// case) and no private-key block is open. A true answer leaves the state as it was, so
+    /// out of [`Redactor::line`] unchanged: no rule's keyword occurs in them (as its rule
+    /// compares it, see [`Rule::any_case`]) and no private-key block is open. A true answer leaves the state as it was, so
     /// the caller may show the lines as they are without calling `line`.
     pub fn passes(&self, lines: &[u8]) -> bool {
         self.block.is_none() && !keywords::any(lines)
@@ -205,13 +205,20 @@ impl Redactor {
         }
     }
 
+    /// Whether no private-key block is open and none opens in `lines`, so that
+    /// [`Redactor::skip`] of any of them leaves the state as it is (a line that opens one holds
+    /// `-----BEGIN`).
+    pub fn settled(&self, lines: &[u8]) -> bool {
+        self.block.is_none() && find_begin(lines).is_none()
+    }
+
     /// Moves past `lines` (whole lines) that the caller will not show, following private-key
     /// blocks without counting anything: grep, which shows only the lines that match, and
     /// tail, which starts from a window before the lines it shows, keep the block state right
     /// at a fraction of the cost of [`Redactor::line`]. A block whose marker line was skipped
     /// shows its marker on the first of its lines that is shown.
     pub fn skip(&mut self, lines: &[u8]) {
-        if self.block.is_none() && find_begin(lines).is_none() {
+        if self.settled(lines) {
             return;
         }
         for line in lines.split_inclusive(|&b| b == b'\n') {

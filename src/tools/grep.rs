@@ -396,10 +396,14 @@ impl Search {
     ) -> Result<Scanned, Stop> {
         let mut skipped = 0;
         let mut stopped = false;
+        // Where no key block is open or opens, the lines between matches need no look at all.
+        let settled = filter.settled(batch);
         let s = self.raw(batch, first, 0, &mut |n, body, next| {
             let newline = usize::from(batch[..next].ends_with(b"\n"));
             let start = next - newline - body.len();
-            filter.skip(&batch[skipped..start]);
+            if !settled {
+                filter.skip(&batch[skipped..start]);
+            }
             skipped = next;
             match self.redacted_match(filter, &batch[start..next], true) {
                 Some(text) => {
@@ -410,7 +414,7 @@ impl Search {
                 None => Ok(true),
             }
         })?;
-        if !stopped {
+        if !stopped && !settled {
             filter.skip(&batch[skipped..]);
         }
         Ok(s)

@@ -177,6 +177,50 @@ fn no_window_of_a_file_shows_key_material() {
 }
 
 #[test]
+fn grep_follows_a_key_block_across_batches_whatever_it_matches() {
+    // grep searches for its PATTERN first and redacts only the lines that match; the key-block
+    // state must still follow every line between them, here over more than one 64 KiB batch of
+    // clean lines before the block and a block longer than a batch.
+    let mut env = TestEnv::new();
+    env.var("READBOX_MAX_OUTPUT_BYTES", "1000000");
+    let (block, material) = key_block(900);
+    let before: String = (0..2000)
+        .map(|i| format!("needle {i:05} clean line before the key\n"))
+        .collect();
+    env.write(
+        "keys/big.txt",
+        format!("{before}{block}needle after the key\n"),
+    );
+    env.both("grep", &["MIIE", "keys/big.txt"]).no_match();
+    env.both("grep", &["Q", "keys/big.txt"]).no_match();
+    // `A` can match the marker (`REDACTED`), so these lines are searched as redacted.
+    let a = env.both("grep", &["A", "keys/big.txt"]);
+    assert_hidden(&a.output, &material);
+    let shown: Vec<&str> = a
+        .lines()
+        .iter()
+        .map(|l| l.rsplit(':').next().unwrap())
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "-----BEGIN PRIVATE KEY-----",
+            "private-key]",
+            "-----END PRIVATE KEY-----"
+        ],
+        "{}",
+        a.output
+    );
+    let n = env.both("grep", &["needle", "keys/big.txt"]);
+    assert_eq!(n.lines().len(), 2001);
+    assert!(
+        n.output.ends_with(":needle after the key\n"),
+        "{}",
+        n.output
+    );
+}
+
+#[test]
 fn the_cap_counts_the_redacted_text() {
     let mut env = TestEnv::new();
     let lines: String = (0..20)
