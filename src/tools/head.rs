@@ -95,6 +95,7 @@ pub fn print_lines(
             count_as_we_go: lines.size().is_none(),
         },
         stopped_at: from,
+        held: None,
     };
     let result = printer.run(&mut lines, from, wanted);
     printer.filter.report(ctx.out);
@@ -173,7 +174,17 @@ struct LinePrinter<'c, 'a> {
     clock: Clock,
     /// The number of the line being shown when the output stopped.
     stopped_at: u64,
+    /// The pieces of a long line from an input that cannot look ahead, held back until the line
+    /// is known to end within the read budget (see [`HOLD`]).
+    held: Option<Vec<u8>>,
 }
+
+/// How much of a line longer than a block a reader holds back when the input cannot look ahead
+/// (a pipe): a line that crosses the read budget is not shown (docs/contract.md#limits), and from
+/// a pipe that is known only when the line ends or the budget runs out. The default budget
+/// (8 MiB) is covered whole; a line longer than this, possible only under a raised budget, is
+/// shown as it comes from here on, so that memory stays bounded whatever the limits.
+const HOLD: usize = 8 * 1024 * 1024;
 
 impl LinePrinter<'_, '_> {
     fn run(&mut self, lines: &mut Lines, from: u64, wanted: u64) -> Result<(), Stop> {
@@ -321,21 +332,46 @@ impl LinePrinter<'_, '_> {
             // inside), and the work ends before the budget matters.
             let cap_first = (self.ctx.out.room() as u64) < budget.read_left();
             let limit = at.saturating_add(budget.read_left());
-            if !cap_first && self.ahead.line_ends_before(at, limit)? == Some(false) {
-                return Err(budget.read_exhausted().into());
+            if !cap_first {
+                match self.ahead.line_ends_before(at, limit)? {
+                    Some(false) => return Err(budget.read_exhausted().into()),
+                    Some(true) => {}
+                    None => self.held = Some(Vec::new()),
+                }
             }
             self.stopped_at = self.clock.line_at(&self.ahead, at)?;
             self.filter.start_long_line();
         }
-        // An input that cannot look ahead (a pipe) is charged piece by piece.
+        // An input that cannot look ahead (a pipe) is charged piece by piece; when the budget
+        // runs out, what was held is dropped unseen.
         budget.charge_read(piece.len() as u64)?;
+        if let Some(held) = &mut self.held {
+            if held.len() + piece.len() <= HOLD {
+                held.extend_from_slice(piece);
+                return Ok(());
+            }
+            self.release()?;
+        }
         let shown = self.filter.long_piece(piece);
         self.ctx.out.push(&shown)
+    }
+
+    /// Shows the pieces of a long line held back, and holds no more.
+    fn release(&mut self) -> Result<(), Stop> {
+        let Some(held) = self.held.take() else {
+            return Ok(());
+        };
+        for piece in held.chunks(BLOCK) {
+            let shown = self.filter.long_piece(piece);
+            self.ctx.out.push(&shown)?;
+        }
+        Ok(())
     }
 
     /// The end of a long line (through its `\n`), read from offset `at`.
     fn end_long_line(&mut self, at: u64, tail: &[u8]) -> Result<(), Stop> {
         self.ctx.budget.charge_read(tail.len() as u64)?;
+        self.release()?;
         let shown = self.filter.end_long_line(tail);
         self.ctx.out.push(&shown)?;
         self.clock.at = at + tail.len() as u64;

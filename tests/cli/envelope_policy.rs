@@ -517,6 +517,40 @@ fn the_line_that_crosses_the_read_budget_is_not_emitted() {
 }
 
 #[test]
+fn a_long_line_from_a_pipe_that_crosses_the_read_budget_is_not_emitted() {
+    // A file is looked ahead in; from a pipe, the end of a line longer than a block is known
+    // only once it is read, so the line is held back until then.
+    let data = format!("short\n{}\nafter\n", "x".repeat(200_000));
+    let mut env = TestEnv::new();
+    env.var("READBOX_MAX_OUTPUT_BYTES", "1000000");
+    env.var("READBOX_MAX_READ_BYTES", "150000");
+    for words in [["cat", "-"], ["head", "-"]] {
+        let a = env.piped(&words, data.as_bytes());
+        a.fails("limit", "max_read_bytes");
+        assert!(
+            a.output == "short\n",
+            "{words:?}: {} bytes shown",
+            a.output.len()
+        );
+    }
+    env.var("READBOX_MAX_READ_BYTES", "250000");
+    let whole = env.piped(&["cat", "-"], data.as_bytes());
+    assert!(
+        whole.error.is_none() && whole.output == data,
+        "{}",
+        whole.shown
+    );
+    // Under a cap that comes first, the line is cut at the cap as from a file.
+    env.var("READBOX_MAX_OUTPUT_BYTES", "100000");
+    let c = env.piped(&["cat", "-"], data.as_bytes());
+    assert!(
+        c.truncated && c.output.starts_with("short\nxxx"),
+        "{}",
+        c.shown
+    );
+}
+
+#[test]
 fn the_read_budget_is_summed_over_all_files_of_a_call() {
     let mut env = TestEnv::new();
     env.write("d/a.txt", "hit 1\nmiss\n"); // 11 bytes
