@@ -577,10 +577,13 @@ impl Output {
             && st.len.saturating_add(need) <= self.cap.saturating_sub(LONG_LINE)
     }
 
-    /// Marks the output as cut at the cap by the tool itself (tail leaves out the lines at the
-    /// start that do not fit).
-    pub fn mark_truncated(&self) {
-        self.lock().truncated = true;
+    /// Marks the output as cut at the cap by the tool itself, at its start (tail leaves out the
+    /// lines at the start that do not fit), with `detail` for the note as in
+    /// [`Output::note_truncation`].
+    pub fn truncate_front(&self, detail: impl Into<String>) {
+        let mut st = self.lock();
+        st.truncated = true;
+        st.truncation_note = Some(detail.into().replace(['\n', '\r'], " "));
         self.so_far.truncated.store(true, Ordering::Relaxed);
     }
 

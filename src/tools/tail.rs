@@ -84,8 +84,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     ctx.budget.charge_read(size - from)?;
     show(ctx, &file, size, from, &path)?;
     if keep > 0 {
-        ctx.out.mark_truncated();
-        ctx.out.note_truncation(format!(
+        ctx.out.truncate_front(format!(
             ": the last {} of the {} lines read are shown",
             starts.len() - keep,
             starts.len()
@@ -290,8 +289,7 @@ fn show_end_of_last_line(
     let tail = ctx.out.end_that_fits(end.make_contiguous(), room);
     ctx.budget.charge_read(tail.len() as u64)?;
     ctx.out.push(&tail)?;
-    ctx.out.mark_truncated();
-    ctx.out.note_truncation(LAST_LINE_END);
+    ctx.out.truncate_front(LAST_LINE_END);
     Ok(())
 }
 
@@ -438,8 +436,7 @@ fn tail_stream(
         if let Some(last) = kept.back() {
             let shown_end = ctx.out.end_that_fits(&last.text, room);
             ctx.out.push(&shown_end)?;
-            ctx.out.mark_truncated();
-            ctx.out.note_truncation(LAST_LINE_END);
+            ctx.out.truncate_front(LAST_LINE_END);
             return finish(over);
         }
     } else {
@@ -447,8 +444,7 @@ fn tail_stream(
             ctx.out.push(&line.text)?;
         }
         if first > 0 {
-            ctx.out.mark_truncated();
-            ctx.out.note_truncation(format!(
+            ctx.out.truncate_front(format!(
                 ": the last {} of the {} lines kept are shown",
                 kept.len() - first,
                 kept.len()
