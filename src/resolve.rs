@@ -222,6 +222,11 @@ struct Step {
     stat: Stat,
 }
 
+/// The root-relative path of the directory at the top of `stack` (its first step is the root).
+fn rel_of(stack: &[Step]) -> PathBuf {
+    stack[1..].iter().map(|s| s.name.as_os_str()).collect()
+}
+
 fn errno_io(e: Errno) -> std::io::Error {
     std::io::Error::from_raw_os_error(e.raw_os_error())
 }
@@ -475,11 +480,7 @@ impl Gate {
                         }
                         continue;
                     }
-                    let rel: PathBuf = stack[1..]
-                        .iter()
-                        .map(|s| s.name.as_os_str())
-                        .chain(std::iter::once(c.as_os_str()))
-                        .collect();
+                    let rel = rel_of(stack).join(&c);
                     if self.excluded(root, &c, &rel) {
                         return Err(Error::Denied(shown_arg.into()));
                     }
@@ -553,7 +554,7 @@ impl Gate {
         match pos {
             Pos::Above(_) => Err(Error::Denied(shown_arg.into())),
             Pos::Beneath { root, mut stack } => {
-                let rel: PathBuf = stack[1..].iter().map(|s| s.name.as_os_str()).collect();
+                let rel = rel_of(&stack);
                 let last = stack.pop().expect("the root is always on the stack");
                 if self.refused_hardlink(&last.stat) {
                     return Err(Error::Denied(shown_arg.into()));
@@ -589,7 +590,7 @@ impl Gate {
         if cap && queue.len() > MAX_COMPONENTS {
             return Error::Denied(shown_arg.into());
         }
-        let mut rel: PathBuf = stack[1..].iter().map(|s| s.name.as_os_str()).collect();
+        let mut rel = rel_of(stack);
         for (c, _) in queue.iter().rev() {
             if c == "." {
                 continue;
