@@ -18,6 +18,18 @@ use crate::redact::{LongLine, Redactor, Shown, Tally};
 /// Bytes asked of the kernel per read.
 pub const BLOCK: usize = 64 * 1024;
 
+/// How much of a line longer than a block a reader holds at the most, as it will be shown: a
+/// line is held when the reader cannot tell in advance whether it ends (or reaches the cap)
+/// before the read budget runs out (a line that crosses the budget is not shown, one that
+/// reaches the cap first is cut there; docs/contract.md#limits), and grep keeps a matching line
+/// of a pipe, which it cannot read again, to print it. A pipe cannot be looked ahead in; and
+/// where redaction shortens a line, a cap smaller than the budget left need not be reached
+/// first. A held line goes out when it reaches the cap, so under the default cap (32 KiB) this
+/// bound is never reached; past it, possible only with a cap raised above it, cat and head show
+/// the line as it comes and grep shows its start with a note, so that memory stays well within
+/// its bound (docs/contract.md#limits) whatever the limits.
+pub const HOLD: usize = 4 * 1024 * 1024;
+
 /// Bytes at the start of a file that decide whether it is binary, for grep and diff alike
 /// (docs/contract.md#tools; ripgrep and GNU diff look at the start of a file too).
 pub const BINARY_PROBE: usize = 8 * 1024;

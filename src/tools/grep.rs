@@ -33,7 +33,9 @@ use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
 use crate::names::quoted;
-use crate::read::{Ahead, BINARY_PROBE, BLOCK, Batch, Filter, Lines, charge_lines, is_binary};
+use crate::read::{
+    Ahead, BINARY_PROBE, BLOCK, Batch, Filter, HOLD, Lines, charge_lines, is_binary,
+};
 use crate::redact::{Shown, Tally};
 use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 use crate::resolve::{Kind as K, Node, Ticket};
@@ -497,17 +499,46 @@ impl Search {
                 Batch::Piece(p) => {
                     let first = p.to_vec();
                     // The filter as it stood when the line began, to show the line again; a pipe
-                    // cannot be read again, so its line is kept as far as the output can take it.
+                    // cannot be read again, so its line is kept as far as the output can take it
+                    // (and at most HOLD bytes).
                     let before = filter.clone();
-                    let mut kept = (!ahead.can_read_again()).then(Vec::new);
+                    let mut kept = (!ahead.can_read_again()).then(Kept::default);
                     let matched =
-                        self.long_line(ctx, lines, ahead, filter, at, first, &mut kept)?;
+                        match self.long_line(ctx, lines, ahead, filter, at, first, &mut kept) {
+                            Ok(m) => m,
+                            Err(e) => {
+                                // Not shown: neither are the values redacted in it.
+                                filter.discard_last();
+                                return Err(e);
+                            }
+                        };
+                    if matched.is_none() {
+                        filter.discard_last();
+                    }
                     if let Some(end) = matched {
                         found = true;
-                        if let Some(text) = kept {
+                        if let Some(kept) = kept {
                             let mut head = Vec::new();
-                            record(&mut head, display, line_no, &text, report);
-                            ctx.out.push(&head)?;
+                            record(&mut head, display, line_no, b"", report);
+                            if report == Report::Lines {
+                                // The text goes between the `path:N:` and the `\n`, not copied.
+                                head.pop();
+                                ctx.out.push(&head)?;
+                                for piece in kept.text.chunks(BLOCK) {
+                                    ctx.out.push(piece)?;
+                                }
+                                ctx.out.push(b"\n")?;
+                            } else {
+                                ctx.out.push(&head)?;
+                            }
+                            if kept.cut {
+                                ctx.out.note(format!(
+                                    "line {line_no} of {} is longer than readbox keeps of a line \
+                                     it cannot read again ({} MiB): only its start is shown",
+                                    String::from_utf8_lossy(display),
+                                    HOLD >> 20
+                                ));
+                            }
                         } else {
                             let span = (at, end);
                             self.print_long_line(
@@ -537,7 +568,7 @@ impl Search {
         filter: &mut Filter,
         at: u64,
         first: Vec<u8>,
-        kept: &mut Option<Vec<u8>>,
+        kept: &mut Option<Kept>,
     ) -> Result<Option<u64>, Stop> {
         let budget = ctx.budget;
         let limit = at.saturating_add(budget.read_left());
@@ -549,8 +580,10 @@ impl Search {
         let room = ctx.out.room().saturating_add(1);
         let mut keep = |text: &[u8]| {
             if let Some(k) = kept.as_mut() {
-                let take = text.len().min(room.saturating_sub(k.len()));
-                k.extend_from_slice(&text[..take]);
+                let take = text.len().min(room.min(HOLD).saturating_sub(k.text.len()));
+                k.text.extend_from_slice(&text[..take]);
+                // Cut by HOLD, not by the cap (which then cuts the output itself).
+                k.cut |= take < text.len() && room > HOLD;
             }
         };
         let mut window = filter.long_piece(&first).into_owned();
@@ -713,6 +746,16 @@ fn rest_of(lines: Lines, offset: u64, line_no: u64, filter: Filter) -> Result<Re
         line_no,
         filter,
     })
+}
+
+/// What grep keeps of a long line from a pipe, to print it if it matches.
+#[derive(Default)]
+struct Kept {
+    /// The line as shown, without its `\n`, as far as the output can take it and at most
+    /// [`HOLD`] bytes.
+    text: Vec<u8>,
+    /// Whether [`HOLD`] cut it short.
+    cut: bool,
 }
 
 /// `line` without its `\n`, if it has one.

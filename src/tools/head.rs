@@ -7,7 +7,7 @@ use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
 use crate::names::command;
-use crate::read::{Ahead, BLOCK, Batch, Filter, Lines, charge_lines};
+use crate::read::{Ahead, BLOCK, Batch, Filter, HOLD, Lines, charge_lines};
 use crate::redact::Shown;
 use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 
@@ -174,17 +174,10 @@ struct LinePrinter<'c, 'a> {
     clock: Clock,
     /// The number of the line being shown when the output stopped.
     stopped_at: u64,
-    /// The pieces of a long line from an input that cannot look ahead, held back until the line
-    /// is known to end within the read budget (see [`HOLD`]).
+    /// A long line as it will be shown, held back until it is known whether the read budget
+    /// or the cap ends it first (see [`HOLD`], and [`LinePrinter::long_piece`]).
     held: Option<Vec<u8>>,
 }
-
-/// How much of a line longer than a block a reader holds back when the input cannot look ahead
-/// (a pipe): a line that crosses the read budget is not shown (docs/contract.md#limits), and from
-/// a pipe that is known only when the line ends or the budget runs out. The default budget
-/// (8 MiB) is covered whole; a line longer than this, possible only under a raised budget, is
-/// shown as it comes from here on, so that memory stays bounded whatever the limits.
-const HOLD: usize = 8 * 1024 * 1024;
 
 impl LinePrinter<'_, '_> {
     fn run(&mut self, lines: &mut Lines, from: u64, wanted: u64) -> Result<(), Stop> {
@@ -329,10 +322,15 @@ impl LinePrinter<'_, '_> {
         let budget = self.ctx.budget;
         if !self.filter.in_long_line() {
             // When the cap comes first, the line is cut there (a line this long may be cut
-            // inside), and the work ends before the budget matters.
+            // inside), and the work ends before the budget matters: certainly so when the line
+            // is shown as read; when redaction may shorten it, it is held until that is known.
             let cap_first = (self.ctx.out.room() as u64) < budget.read_left();
             let limit = at.saturating_add(budget.read_left());
-            if !cap_first {
+            if cap_first {
+                if self.filter.redacts() {
+                    self.held = Some(Vec::new());
+                }
+            } else {
                 match self.ahead.line_ends_before(at, limit)? {
                     Some(false) => return Err(budget.read_exhausted().into()),
                     Some(true) => {}
@@ -342,38 +340,53 @@ impl LinePrinter<'_, '_> {
             self.stopped_at = self.clock.line_at(&self.ahead, at)?;
             self.filter.start_long_line();
         }
-        // An input that cannot look ahead (a pipe) is charged piece by piece; when the budget
-        // runs out, what was held is dropped unseen.
-        budget.charge_read(piece.len() as u64)?;
-        if let Some(held) = &mut self.held {
-            if held.len() + piece.len() <= HOLD {
-                held.extend_from_slice(piece);
-                return Ok(());
-            }
-            self.release()?;
-        }
+        self.charge_long(piece.len())?;
         let shown = self.filter.long_piece(piece);
-        self.ctx.out.push(&shown)
+        self.show_long(&shown)
     }
 
-    /// Shows the pieces of a long line held back, and holds no more.
-    fn release(&mut self) -> Result<(), Stop> {
-        let Some(held) = self.held.take() else {
-            return Ok(());
+    /// Charges `n` more bytes of a long line: when the budget runs out, what was held of the line
+    /// is dropped unseen, and so are the redactions counted in it.
+    fn charge_long(&mut self, n: usize) -> Result<(), Stop> {
+        let charged = self.ctx.budget.charge_read(n as u64);
+        if charged.is_err() && self.held.take().is_some() {
+            self.filter.discard_last();
+        }
+        Ok(charged?)
+    }
+
+    /// Shows `shown`, the next part of a long line as the filter shows it, or holds it back:
+    /// until the held text reaches the cap (which cuts it there) or [`HOLD`].
+    fn show_long(&mut self, shown: &[u8]) -> Result<(), Stop> {
+        let Some(held) = &mut self.held else {
+            return self.ctx.out.push(shown);
         };
-        for piece in held.chunks(BLOCK) {
-            let shown = self.filter.long_piece(piece);
-            self.ctx.out.push(&shown)?;
+        held.extend_from_slice(shown);
+        if held.len() >= self.ctx.out.room() || held.len() >= HOLD {
+            self.release()?;
+        }
+        Ok(())
+    }
+
+    /// Shows what was held of a long line, and holds no more.
+    fn release(&mut self) -> Result<(), Stop> {
+        // In pieces, as a line read in pieces goes out: the output never holds a copy of it.
+        for piece in self.held.take().unwrap_or_default().chunks(BLOCK) {
+            self.ctx.out.push(piece)?;
         }
         Ok(())
     }
 
     /// The end of a long line (through its `\n`), read from offset `at`.
     fn end_long_line(&mut self, at: u64, tail: &[u8]) -> Result<(), Stop> {
-        self.ctx.budget.charge_read(tail.len() as u64)?;
-        self.release()?;
+        self.charge_long(tail.len())?;
         let shown = self.filter.end_long_line(tail);
-        self.ctx.out.push(&shown)?;
+        if let Some(held) = &mut self.held {
+            held.extend_from_slice(&shown);
+        } else {
+            self.ctx.out.push(&shown)?;
+        }
+        self.release()?;
         self.clock.at = at + tail.len() as u64;
         self.clock.line = self.stopped_at + 1;
         Ok(())

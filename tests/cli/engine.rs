@@ -60,6 +60,32 @@ fn memory_does_not_grow_with_the_caps() {
 }
 
 #[test]
+fn memory_does_not_grow_with_a_long_line_from_a_pipe() {
+    // A pipe cannot be read again or looked ahead in: cat and head hold a long line until they
+    // know it ends within the budget, and grep keeps a matching one to print it, each up to
+    // 4 MiB and no more.
+    let mut env = TestEnv::new();
+    raised(&mut env);
+    let line = format!("{}needle\n", "x".repeat(40 << 20));
+    env.write("line.txt", &line);
+    for tool in ["cat", "head"] {
+        let (a, kib) = env.run_measured_piped(tool, &["-"], "line.txt");
+        assert!(a.error.is_none() && a.output == line, "{tool}: {}", a.shown);
+        assert!(kib < MEMORY_BOUND_KIB, "{tool}: peak memory {kib} KiB");
+    }
+    let (g, kib) = env.run_measured_piped("grep", &["needle", "-"], "line.txt");
+    assert!(kib < MEMORY_BOUND_KIB, "grep: peak memory {kib} KiB");
+    assert_eq!(g.output.len(), "(standard input):1:".len() + (4 << 20) + 1);
+    assert!(
+        g.notes
+            .iter()
+            .any(|n| n.contains("only its start is shown")),
+        "{:?}",
+        g.notes
+    );
+}
+
+#[test]
 fn the_deadline_holds_while_output_streams() {
     let mut env = TestEnv::new();
     let f = std::fs::File::create(env.p("sparse.bin")).unwrap();

@@ -221,6 +221,61 @@ fn grep_follows_a_key_block_across_batches_whatever_it_matches() {
 }
 
 #[test]
+fn a_long_line_that_redaction_shortens_is_not_shown_when_it_crosses_the_read_budget() {
+    // Under the default cap, a line this long would reach the cap before the budget as read;
+    // redacted to a few bytes it does not, and the budget ends it first: it is not shown, and
+    // the note does not count the value in it.
+    let mut env = TestEnv::new();
+    env.var("READBOX_MAX_READ_BYTES", "300000");
+    let token = format!("{}{}", concat!("gh", "p_"), "A1".repeat(200_000));
+    let data = format!("short\nvisible {token} tail\nafter\n");
+    env.write("shrink.txt", &data);
+    for a in [
+        env.both("cat", &["shrink.txt"]),
+        env.both("head", &["shrink.txt"]),
+        env.piped(&["cat", "-"], data.as_bytes()),
+        env.piped(&["head", "-"], data.as_bytes()),
+    ] {
+        a.fails("limit", "max_read_bytes");
+        assert!(
+            a.output == "short\n",
+            "{}: {} bytes",
+            a.shown,
+            a.output.len()
+        );
+        assert!(a.notes.is_empty(), "{}: {:?}", a.shown, a.notes);
+    }
+    env.var("READBOX_MAX_READ_BYTES", "1000000");
+    env.both("cat", &["shrink.txt"])
+        .ok("short\nvisible [REDACTED:github-token] tail\nafter\n");
+}
+
+#[test]
+fn grep_counts_only_the_values_in_lines_it_shows_of_long_lines_too() {
+    let mut env = TestEnv::new();
+    let token = format!("{}{}", concat!("gh", "p_"), "A1".repeat(100_000));
+    let data = format!("short\nvisible {token} tail\nafter\n");
+    env.write("long.txt", &data);
+    // The long line does not match: nothing of it is shown, and nothing is counted.
+    let a = env.both("grep", &["short", "long.txt"]);
+    a.ok("long.txt:1:short\n");
+    assert!(a.notes.is_empty(), "{:?}", a.notes);
+    let p = env.piped(&["grep", "short", "-"], data.as_bytes());
+    p.ok("(standard input):1:short\n");
+    assert!(p.notes.is_empty(), "{:?}", p.notes);
+    // It matches: shown, and counted.
+    let m = env.piped(&["grep", "tail", "-"], data.as_bytes());
+    m.ok("(standard input):2:visible [REDACTED:github-token] tail\n");
+    assert_eq!(m.notes.len(), 1, "{:?}", m.notes);
+    // It crosses the budget (from a pipe, known only once read): not shown, not counted.
+    env.var("READBOX_MAX_READ_BYTES", "150000");
+    env.var("READBOX_MAX_OUTPUT_BYTES", "1000000");
+    let b = env.piped(&["grep", "visible", "-"], data.as_bytes());
+    b.fails("limit", "max_read_bytes");
+    assert!(b.output.is_empty() && b.notes.is_empty(), "{:?}", b.notes);
+}
+
+#[test]
 fn the_cap_counts_the_redacted_text() {
     let mut env = TestEnv::new();
     let lines: String = (0..20)
