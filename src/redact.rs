@@ -168,8 +168,9 @@ impl Redactor {
 
     /// Whether `lines` (one or more whole lines, the last maybe without `\n`) would all come
     /// out of [`Redactor::line`] unchanged: no rule's keyword occurs in them (as its rule
-    /// compares it, see [`Rule::any_case`]) and no private-key block is open. A true answer leaves the state as it was, so
-    /// the caller may show the lines as they are without calling `line`.
+    /// compares it, see [`Rule::any_case`]) and no private-key block is open. A true answer
+    /// leaves the state as it was, so the caller may show the lines as they are without calling
+    /// `line`.
     pub fn passes(&self, lines: &[u8]) -> bool {
         self.block.is_none() && !keywords::any(lines)
     }

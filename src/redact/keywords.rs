@@ -210,8 +210,8 @@ static TEDDY: OnceLock<Option<packed::Searcher>> = OnceLock::new();
 /// is current and prints the new one when it is not.
 static TEDDY_LITERALS: [&[u8; 3]; 49] = [
     b"pyp", b"ABI", b"AIz", b"RIZ", b"b_p", b"T3B", b"ECR", b"vca", b"ghp", b"gho", b"glp", b"xap",
-    b"k-a", b"npm", b".ey", b"oj-", b"k.c", b"AKI", b"://", b"k.C", b"k_p", b"VAT", b"K.c", b"ecr",
-    b"ghr", b"gld", b"glr", b"xox", b"K.C", b"ecR", b"eCr", b"eCR", b"Ecr", b"ASI", b"EcR", b"ECr",
+    b"k-a", b"npm", b".ey", b"oj-", b"ecr", b"AKI", b"://", b"ecR", b"k_p", b"VAT", b"eCr", b"eCR",
+    b"ghr", b"gld", b"glr", b"xox", b"K.C", b"k.c", b"k.C", b"K.c", b"Ecr", b"ASI", b"EcR", b"ECr",
     b"k_t", b"riz", b"riZ", b"rIz", b"ghs", b"rIZ", b"Riz", b"RiZ", b"RIz", b"A3T", b"k_l", b"ghu",
     b"CCA",
 ];

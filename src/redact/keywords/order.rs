@@ -155,19 +155,18 @@ fn teddy_order(literals: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
     }
     let groups: Vec<Vec<Vec<&[u8]>>> = groups.into_iter().map(|(g, _)| g).collect();
     // Round r gives each group's r-th key (its first literal) at the index that names the
-    // group's bucket, or, where a group has no r-th key, a literal of an earlier key as filler
-    // (it joins its own key's bucket whatever its index).
-    let mut fillers: Vec<&[u8]> = groups
-        .iter()
-        .flatten()
-        .flat_map(|key| key[1..].iter().copied())
-        .collect();
+    // group's bucket; where a group has no r-th key, the index goes to another case of a key
+    // already given out, which joins that key's bucket whatever its index.
+    let mut fillers: Vec<&[u8]> = Vec::new();
     let mut out: Vec<Vec<u8>> = Vec::with_capacity(literals.len());
     let rounds = groups.iter().map(Vec::len).max().unwrap_or(0);
     for r in 0..rounds {
         for g in &groups {
             match g.get(r) {
-                Some(key) => out.push(key[0].to_vec()),
+                Some(key) => {
+                    out.push(key[0].to_vec());
+                    fillers.extend(&key[1..]);
+                }
                 None => out.extend(fillers.pop().map(<[u8]>::to_vec)),
             }
         }
