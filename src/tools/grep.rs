@@ -400,6 +400,11 @@ impl Search {
         let mut stopped = false;
         // Where no key block is open or opens, the lines between matches need no look at all.
         let settled = filter.settled(batch);
+        // The lines before `clean_end` hold no keyword and lie outside key blocks (a line that
+        // opens one holds a keyword), so a match there is shown as read. One SIMD search of the
+        // rest of the batch tells where they end, where the rest is long enough to pay for it;
+        // otherwise each matching line is looked at on its own.
+        let mut clean_end = 0;
         let s = self.raw(batch, first, 0, &mut |n, body, next| {
             let newline = usize::from(batch[..next].ends_with(b"\n"));
             let start = next - newline - body.len();
@@ -407,6 +412,14 @@ impl Search {
                 filter.skip(&batch[skipped..start]);
             }
             skipped = next;
+            if start >= clean_end && batch.len() - start >= CLEAN_AHEAD {
+                clean_end = start + filter.clean_prefix(&batch[start..]);
+            }
+            if start < clean_end {
+                let go = hit(n, body, next)?;
+                stopped = !go;
+                return Ok(go);
+            }
             match self.redacted_match(filter, &batch[start..next], true) {
                 Some(text) => {
                     let go = hit(n, &text, next)?;
@@ -747,6 +760,10 @@ fn rest_of(lines: Lines, offset: u64, line_no: u64, filter: Filter) -> Result<Re
         filter,
     })
 }
+
+/// The least rest of a batch that grep searches for keywords in one go, ahead of the lines it
+/// will show, rather than line by line: below this the SIMD searcher costs more than it saves.
+const CLEAN_AHEAD: usize = 4 * 1024;
 
 /// What grep keeps of a long line from a pipe, to print it if it matches.
 #[derive(Default)]

@@ -276,6 +276,37 @@ fn grep_counts_only_the_values_in_lines_it_shows_of_long_lines_too() {
 }
 
 #[test]
+fn grep_redacts_a_matching_line_among_many_clean_ones() {
+    // grep looks ahead for keywords once per batch and shows the matching lines before the
+    // first one as read: the line with the secret, and every later one, must still be redacted.
+    let mut env = TestEnv::new();
+    env.var("READBOX_MAX_OUTPUT_BYTES", "1000000");
+    let mut text = String::new();
+    for i in 0..3000 {
+        text.push_str(&format!("needle {i:05} clean\n"));
+        if i % 1000 == 999 {
+            text.push_str(&format!("needle token: {}\n", github_token(i)));
+        }
+    }
+    env.write("many.txt", &text);
+    let a = env.both("grep", &["needle", "many.txt"]);
+    let secret_lines: Vec<&str> = a
+        .lines()
+        .into_iter()
+        .filter(|l| l.contains("token"))
+        .collect();
+    assert_eq!(
+        secret_lines,
+        [
+            "many.txt:1001:needle token: [REDACTED:github-token]",
+            "many.txt:2002:needle token: [REDACTED:github-token]",
+            "many.txt:3003:needle token: [REDACTED:github-token]",
+        ]
+    );
+    assert_eq!(a.lines().len(), 3003);
+}
+
+#[test]
 fn the_cap_counts_the_redacted_text() {
     let mut env = TestEnv::new();
     let lines: String = (0..20)
