@@ -625,7 +625,7 @@ impl Search {
                     let end = memchr::memchr(b'\n', b).map_or(b.len(), |i| i + 1);
                     budget.charge_read(end as u64)?;
                     let tail = filter.end_long_line(&b[..end]);
-                    let tail = tail.strip_suffix(b"\n").unwrap_or(&tail);
+                    let tail = without_newline(&tail);
                     keep(tail);
                     window.extend_from_slice(tail);
                     matched = matched || self.matcher.find_at(&window, 0).is_some();
@@ -674,15 +674,12 @@ impl Search {
             } else {
                 again.end_long_line(&block[..n]).into_owned()
             };
-            let shown = if at >= end {
-                shown
-                    .strip_suffix(b"\n")
-                    .map(<[u8]>::to_vec)
-                    .unwrap_or(shown)
+            // The line's own `\n` goes out after it, alone.
+            ctx.out.push(if at >= end {
+                without_newline(&shown)
             } else {
-                shown
-            };
-            ctx.out.push(&shown)?;
+                &shown
+            })?;
         }
         ctx.out.push(b"\n")
     }

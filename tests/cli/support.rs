@@ -238,27 +238,7 @@ impl TestEnv {
     /// by a small Python launcher (`python3 -I -S`): a process forked from this test binary would
     /// carry the test binary's memory in its high-water mark.
     pub fn run_measured<S: AsRef<OsStr>>(&self, tool: &str, args: &[S]) -> (Answer, u64) {
-        const LAUNCHER: &str = "import os, sys\n\
-            rss, exe = sys.argv[1], sys.argv[2]\n\
-            pid = os.fork()\n\
-            if pid == 0:\n\
-            \x20   os.execv(exe, [exe] + sys.argv[3:])\n\
-            _, status, usage = os.wait4(pid, 0)\n\
-            open(rss, 'w').write(str(usage.ru_maxrss))\n\
-            sys.exit(os.waitstatus_to_exitcode(status))\n";
-        let rss = self.base().join("rss.txt");
-        let mut c = self.command(Path::new("python3"));
-        c.args(["-I", "-S", "-c", LAUNCHER]);
-        c.arg(&rss).arg(binary()).arg(tool).args(args);
-        let mut words: Vec<&OsStr> = vec![OsStr::new(tool)];
-        words.extend(args.iter().map(AsRef::as_ref));
-        let answer = self.finish(c, &words);
-        let kib = std::fs::read_to_string(&rss)
-            .expect("the launcher wrote the peak memory")
-            .trim()
-            .parse()
-            .expect("a number of KiB");
-        (answer, kib)
+        self.measured(tool, args, None)
     }
 
     /// [`TestEnv::run_measured`] with the file `stdin` (beneath the test's folder) written into
@@ -269,33 +249,43 @@ impl TestEnv {
         args: &[S],
         stdin: &str,
     ) -> (Answer, u64) {
+        self.measured(tool, args, Some(stdin))
+    }
+
+    fn measured<S: AsRef<OsStr>>(
+        &self,
+        tool: &str,
+        args: &[S],
+        stdin: Option<&str>,
+    ) -> (Answer, u64) {
+        // The data file is empty when standard input is left as it is.
         const LAUNCHER: &str = "import os, sys\n\
             rss, data, exe = sys.argv[1], sys.argv[2], sys.argv[3]\n\
-            r, w = os.pipe()\n\
+            if data:\n\
+            \x20   r, w = os.pipe()\n\
             pid = os.fork()\n\
             if pid == 0:\n\
-            \x20   os.dup2(r, 0)\n\
-            \x20   os.close(w)\n\
+            \x20   if data:\n\
+            \x20       os.dup2(r, 0)\n\
+            \x20       os.close(w)\n\
             \x20   os.execv(exe, [exe] + sys.argv[4:])\n\
-            os.close(r)\n\
-            with open(data, 'rb') as f:\n\
-            \x20   while chunk := f.read(1 << 20):\n\
-            \x20       try:\n\
-            \x20           os.write(w, chunk)\n\
-            \x20       except BrokenPipeError:\n\
-            \x20           break\n\
-            os.close(w)\n\
+            if data:\n\
+            \x20   os.close(r)\n\
+            \x20   with open(data, 'rb') as f:\n\
+            \x20       while chunk := f.read(1 << 20):\n\
+            \x20           try:\n\
+            \x20               os.write(w, chunk)\n\
+            \x20           except BrokenPipeError:\n\
+            \x20               break\n\
+            \x20   os.close(w)\n\
             _, status, usage = os.wait4(pid, 0)\n\
             open(rss, 'w').write(str(usage.ru_maxrss))\n\
             sys.exit(os.waitstatus_to_exitcode(status))\n";
         let rss = self.base().join("rss.txt");
+        let data = stdin.map(|rel| self.p(rel)).unwrap_or_default();
         let mut c = self.command(Path::new("python3"));
         c.args(["-I", "-S", "-c", LAUNCHER]);
-        c.arg(&rss)
-            .arg(self.p(stdin))
-            .arg(binary())
-            .arg(tool)
-            .args(args);
+        c.arg(&rss).arg(data).arg(binary()).arg(tool).args(args);
         let mut words: Vec<&OsStr> = vec![OsStr::new(tool)];
         words.extend(args.iter().map(AsRef::as_ref));
         let answer = self.finish(c, &words);
