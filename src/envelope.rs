@@ -73,9 +73,9 @@ pub const LONG_LINE: usize = 64 * 1024;
 /// Stdout is written in pieces of about this size.
 const FLUSH: usize = 64 * 1024;
 
-/// The most one `write` to stdout takes: a reader that is slow but reads takes one in well under
-/// the watchdog's grace ([`crate::limits::LOCK_GRACE`]), and the deadline is looked at between
-/// them.
+/// The most one `write` to a stdout that waits for its reader takes ([`write_piece`]): a reader
+/// that is slow but reads takes one in well under the watchdog's grace
+/// ([`crate::limits::LOCK_GRACE`]), and the deadline is looked at between them.
 const PIECE: usize = 16 * 1024;
 
 /// How long output that waits to be written still goes out once the deadline passed: all of it
@@ -151,6 +151,8 @@ struct Sink {
     /// Output left unwritten when a write stopped at the deadline, as the cap counts it (decoded
     /// UTF-8 in json, raw bytes in text); the output takes it back from what it counted.
     dropped: usize,
+    /// The most one `write` takes ([`write_piece`]).
+    piece: usize,
     /// Unit tests: how long each write takes, as for a slow reader.
     #[cfg(test)]
     pace: Duration,
@@ -173,8 +175,10 @@ impl Sink {
         self.open();
         if self.json {
             escape_json(&mut self.buf, text, true);
-        } else if self.buf.is_empty() && text.len() >= FLUSH {
-            // Large pieces go out as they are, without a copy.
+        } else if text.len() >= FLUSH / 2 {
+            // Large pieces (cat's batches of whole lines, a little under a read block) go out
+            // as they are, without a copy.
+            self.flush();
             self.write_until_ending(text);
             return;
         } else {
@@ -203,7 +207,7 @@ impl Sink {
     }
 
     /// Writes `bytes` (output as `buf` holds it: whole escapes and characters in json) in pieces
-    /// of at most [`PIECE`] bytes. Once the call has been ending for [`WRITE_GRACE`], it stops at
+    /// of at most `piece` bytes. Once the call has been ending for [`WRITE_GRACE`], it stops at
     /// the end of the character or escape the last piece ended in (never inside the json head),
     /// and counts what it left out in `dropped`: a reader that reads slowly still gets a whole
     /// envelope, in time.
@@ -239,7 +243,7 @@ impl Sink {
                 self.dropped += left;
                 return;
             }
-            let end = (at + PIECE).min(bytes.len());
+            let end = at.saturating_add(self.piece).min(bytes.len());
             self.write(&bytes[at..end]);
             at = end;
         }
@@ -297,6 +301,27 @@ pub fn write_line(msg: &serde_json::Value) -> bool {
     write_stdout(line.as_bytes())
 }
 
+/// The most one `write` to standard output takes. A pipe, a socket or a terminal takes what it
+/// is given only as fast as its reader reads, so writes to them are [`PIECE`] bytes at most, and
+/// the deadline is looked at between them. A regular file and the null device take any write at
+/// once: one `write` per block, as `cat` makes.
+fn write_piece() -> usize {
+    use rustix::fs::{FileType, fstat, major, minor};
+    // The unit tests pace their writes as a slow reader of a pipe would.
+    if cfg!(test) {
+        return PIECE;
+    }
+    let Ok(st) = fstat(rustix::stdio::stdout()) else {
+        return PIECE;
+    };
+    let null = |dev| major(dev) == 1 && minor(dev) == 3;
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => usize::MAX,
+        FileType::CharacterDevice if null(st.st_rdev) => usize::MAX,
+        _ => PIECE,
+    }
+}
+
 /// Whether standard output is a terminal (help and the version are plain text there).
 pub fn stdout_is_terminal() -> bool {
     rustix::termios::isatty(rustix::stdio::stdout())
@@ -324,6 +349,7 @@ impl Output {
                 sink: Sink {
                     json: format == Format::Json,
                     ending: ending.clone(),
+                    piece: write_piece(),
                     ..Sink::default()
                 },
                 ..State::default()
@@ -1249,6 +1275,21 @@ mod tests {
             out.push(b'"');
             proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), reference(&raw));
         }
+    }
+
+    #[test]
+    fn large_text_pieces_go_out_in_order_with_what_was_buffered() {
+        let out = Output::new(Format::Text, 1 << 20);
+        let large: Vec<u8> = b"0123456789abcde\n".repeat(FLUSH / 2 / 16 + 1);
+        out.push(b"first\n").unwrap();
+        out.push(&large).unwrap();
+        out.push(b"last\n").unwrap();
+        out.push(&large).unwrap();
+        let st = out.lock();
+        // The large pieces were written, not buffered; what was buffered before them went first.
+        assert_eq!(st.sink.buf, b"");
+        let want = [&b"first\n"[..], &large, b"last\n", &large].concat();
+        assert_eq!(st.sink.written, want);
     }
 
     #[test]

@@ -109,6 +109,62 @@ fn the_deadline_holds_while_output_streams() {
     }
 }
 
+/// Stdout a regular file or the null device: it takes whole blocks at once, and the answer is
+/// the same as through a pipe.
+#[test]
+fn output_to_a_file_or_the_null_device_is_whole_and_in_time() {
+    let mut env = TestEnv::new();
+    raised(&mut env);
+    big_file(&env, "big.txt", 3 << 20);
+    let content = std::fs::read(env.p("big.txt")).unwrap();
+    let written = env.base().join("out");
+    for format in ["text", "json"] {
+        let status = env
+            .readbox_command()
+            .env("READBOX_FORMAT", format)
+            .args(["cat", "big.txt"])
+            .stdout(std::fs::File::create(&written).unwrap())
+            .status()
+            .unwrap();
+        assert!(status.success(), "{format}");
+        let out = std::fs::read(&written).unwrap();
+        let output = match format {
+            "text" => out,
+            _ => {
+                let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+                assert_eq!(v["error"], serde_json::Value::Null);
+                v["output"].as_str().unwrap().as_bytes().to_vec()
+            }
+        };
+        assert!(output == content, "{format}: the file differs from big.txt");
+    }
+    // Into the null device without end: the deadline still ends the call.
+    std::fs::File::create(env.p("sparse.bin"))
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
+    env.var("READBOX_TIMEOUT", "0.3")
+        .var("READBOX_MAX_READ_BYTES", "4398046511104")
+        .var("READBOX_FORMAT", "text");
+    let mut child = env
+        .readbox_command()
+        .args(["cat", "sparse.bin"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = ends_within(&mut child, ENDS_BY);
+    assert_eq!(status.and_then(|s| s.code()), Some(2));
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(stderr.contains("cat: timeout"), "{stderr}");
+}
+
 /// Waits up to `bound` for `child` to end; kills it (and returns `None`) if it has not.
 fn ends_within(child: &mut Child, bound: Duration) -> Option<ExitStatus> {
     let start = Instant::now();
