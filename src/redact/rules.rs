@@ -110,6 +110,19 @@ fn mixed(s: &[u8]) -> bool {
     s.iter().any(u8::is_ascii_digit) && s.iter().any(u8::is_ascii_alphabetic)
 }
 
+/// Holds two of the three kinds of base64 letters and digits (lowercase, uppercase, digits), as
+/// a random string of a few dozen of them all but surely does (one in a thousand random AWS
+/// secret keys has no digit); a placeholder of one case (`abc…`, `XXXX…`) does not.
+fn random_b64(s: &[u8]) -> bool {
+    let has = |f: fn(&u8) -> bool| s.iter().any(f);
+    let kinds = [
+        has(u8::is_ascii_lowercase),
+        has(u8::is_ascii_uppercase),
+        has(u8::is_ascii_digit),
+    ];
+    kinds.iter().filter(|&&k| k).count() >= 2
+}
+
 /// AWS documents its example credentials with `EXAMPLE` in them (`AKIA…EXAMPLE`).
 fn not_example(s: &[u8]) -> bool {
     !s.windows(7).any(|w| w == b"EXAMPLE")
@@ -120,11 +133,14 @@ fn aws_access_key_id(g: &Groups<'_>) -> bool {
 }
 
 fn aws_secret(g: &Groups<'_>) -> bool {
-    g.get(1).is_some_and(|s| mixed(s) && not_example(s))
+    g.get(1).is_some_and(|s| random_b64(s) && not_example(s))
 }
 
 fn npm(g: &Groups<'_>) -> bool {
-    g.get(0).is_some_and(mixed)
+    // What follows `npm_`.
+    g.get(0)
+        .and_then(|s| s.get(b"npm_".len()..))
+        .is_some_and(random_b64)
 }
 
 /// The password of a URL, unless it is a placeholder: a template (`${DB_PASS}`, `{{pw}}`,

@@ -188,11 +188,18 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 ),
                 pos("      \"SecretAccessKey\": \"", r.pick(40, &b64()), "\",\n"),
                 pos("  secretAccessKey: '", r.pick(40, &b64()), "'\n"),
+                // About one random key in a thousand has no digit.
+                pos(
+                    "aws_secret_access_key = ",
+                    format!("{}{}", r.pick(20, LOWER), r.pick(20, UPPER)),
+                    "\n",
+                ),
             ],
             vec![
                 "aws_secret_access_key = os.environ[\"AWS_SECRET_ACCESS_KEY\"]\n".into(),
                 format!("secret_key = {}\n", r.pick(40, &b64())),
                 format!("aws_secret_access_key = {}\n", r.pick(40, LOWER)),
+                format!("aws_secret_access_key = {}\n", r.pick(40, UPPER)),
                 format!("aws_secret_access_key = {}\n", r.pick(41, &alnum())),
             ],
         ),
@@ -295,13 +302,21 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
         ),
         (
             "npm-token",
-            vec![pos(
-                "//registry.example.com/:_authToken=",
-                format!("{NPM}{}", r.pick(36, &alnum())),
-                "\n",
-            )],
+            vec![
+                pos(
+                    "//registry.example.com/:_authToken=",
+                    format!("{NPM}{}", r.pick(36, &alnum())),
+                    "\n",
+                ),
+                pos(
+                    "//registry.example.com/:_authToken=",
+                    format!("{NPM}{}{}", r.pick(18, UPPER), r.pick(18, LOWER)),
+                    "\n",
+                ),
+            ],
             vec![
                 format!("{NPM}{}\n", r.pick(36, LOWER)),
+                format!("{NPM}{}\n", r.pick(36, UPPER)),
                 "npm_config_registry=https://registry.example.com\n".into(),
             ],
         ),
