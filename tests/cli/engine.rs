@@ -155,14 +155,20 @@ fn output_to_a_file_or_the_null_device_is_whole_and_in_time() {
         .unwrap();
     let status = ends_within(&mut child, ENDS_BY);
     assert_eq!(status.and_then(|s| s.code()), Some(2));
+    let stderr = stderr_of(&mut child);
+    assert!(stderr.contains("cat: timeout"), "{stderr}");
+}
+
+/// What `child`, which has ended, wrote to its piped standard error.
+fn stderr_of(child: &mut Child) -> String {
     let mut stderr = String::new();
     child
         .stderr
         .take()
-        .unwrap()
+        .expect("standard error is piped")
         .read_to_string(&mut stderr)
         .unwrap();
-    assert!(stderr.contains("cat: timeout"), "{stderr}");
+    stderr
 }
 
 /// Waits up to `bound` for `child` to end; kills it (and returns `None`) if it has not.
@@ -208,13 +214,7 @@ fn the_deadline_holds_while_nobody_reads_stdout() {
             "{format}: still running after {ENDS_BY:?}"
         );
         assert_eq!(status.unwrap().code(), Some(2), "{format}");
-        let mut stderr = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
+        let stderr = stderr_of(&mut child);
         assert!(
             stderr.contains("cat: timeout: the call took longer than 0.3 s"),
             "{format}: {stderr}"
