@@ -191,7 +191,7 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 // About one random key in a thousand has no digit.
                 pos(
                     "aws_secret_access_key = ",
-                    format!("{}{}", r.pick(20, LOWER), r.pick(20, UPPER)),
+                    r.pick(40, &format!("{UPPER}{LOWER}")),
                     "\n",
                 ),
             ],
@@ -200,6 +200,10 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 format!("secret_key = {}\n", r.pick(40, &b64())),
                 format!("aws_secret_access_key = {}\n", r.pick(40, LOWER)),
                 format!("aws_secret_access_key = {}\n", r.pick(40, UPPER)),
+                // Identifiers and placeholders in camel case, 40 characters long.
+                "aws_secret_access_key = ReplaceWithYourOwnAwsSecretAccessKeyNowV\n".into(),
+                "\tAwsSecretAccessKey: awsSecretAccessKeyFromEnvironmentOrFileV,\n".into(),
+                "AWS_SECRET_ACCESS_KEY_FILE=/run/secrets/MyServiceAwsSecretKeyFileVa\n".into(),
                 format!("aws_secret_access_key = {}\n", r.pick(41, &alnum())),
             ],
         ),
@@ -310,13 +314,14 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 ),
                 pos(
                     "//registry.example.com/:_authToken=",
-                    format!("{NPM}{}{}", r.pick(18, UPPER), r.pick(18, LOWER)),
+                    format!("{NPM}{}", r.pick(36, &format!("{UPPER}{LOWER}"))),
                     "\n",
                 ),
             ],
             vec![
                 format!("{NPM}{}\n", r.pick(36, LOWER)),
                 format!("{NPM}{}\n", r.pick(36, UPPER)),
+                format!("let {NPM}PackageVersionResolvedFromLockfilesV;\n"),
                 "npm_config_registry=https://registry.example.com\n".into(),
             ],
         ),
