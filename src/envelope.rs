@@ -151,6 +151,9 @@ struct Sink {
     /// Output left unwritten when a write stopped at the deadline, as the cap counts it (decoded
     /// UTF-8 in json, raw bytes in text); the output takes it back from what it counted.
     dropped: usize,
+    /// A write was cut at the deadline with output left out: later output would be out of place
+    /// after the gap, so none is written (only the envelope's end).
+    cut: bool,
     /// The most one `write` takes ([`write_piece`]).
     piece: usize,
     /// Unit tests: how long each write takes, as for a slow reader.
@@ -212,6 +215,14 @@ impl Sink {
     /// and counts what it left out in `dropped`: a reader that reads slowly still gets a whole
     /// envelope, in time.
     fn write_until_ending(&mut self, bytes: &[u8]) {
+        if self.cut {
+            self.dropped += if self.json {
+                cut_escaped(bytes, 0).1
+            } else {
+                bytes.len()
+            };
+            return;
+        }
         let mut at = 0;
         while at < bytes.len() && !self.closed {
             if self
@@ -241,6 +252,7 @@ impl Sink {
                 };
                 self.write(&bytes[at..end]);
                 self.dropped += left;
+                self.cut = left > 0;
                 return;
             }
             let end = at.saturating_add(self.piece).min(bytes.len());
@@ -301,10 +313,11 @@ pub fn write_line(msg: &serde_json::Value) -> bool {
     write_stdout(line.as_bytes())
 }
 
-/// The most one `write` to standard output takes. A pipe, a socket or a terminal takes what it
-/// is given only as fast as its reader reads, so writes to them are [`PIECE`] bytes at most, and
-/// the deadline is looked at between them. A regular file and the null device take any write at
-/// once: one `write` per block, as `cat` makes.
+/// The most one `write` to standard output takes. The null device takes any write at once: one
+/// `write` per block, as `cat` makes. Anything else may take what it is given only as fast as
+/// its reader reads (a pipe, a socket, a terminal) or its file system stores it (a regular file
+/// on FUSE or NFS), so writes to it are [`PIECE`] bytes at most, and the deadline is looked at
+/// between them.
 fn write_piece() -> usize {
     use rustix::fs::{FileType, fstat, major, minor};
     // The unit tests pace their writes as a slow reader of a pipe would.
@@ -316,7 +329,6 @@ fn write_piece() -> usize {
     };
     let null = |dev| major(dev) == 1 && minor(dev) == 3;
     match FileType::from_raw_mode(st.st_mode) {
-        FileType::RegularFile => usize::MAX,
         FileType::CharacterDevice if null(st.st_rdev) => usize::MAX,
         _ => PIECE,
     }
@@ -1290,6 +1302,25 @@ mod tests {
         assert_eq!(st.sink.buf, b"");
         let want = [&b"first\n"[..], &large, b"last\n", &large].concat();
         assert_eq!(st.sink.written, want);
+    }
+
+    #[test]
+    fn after_a_cut_at_the_deadline_no_later_output_is_written() {
+        let ending = Arc::new(OnceLock::new());
+        let mut sink = Sink {
+            ending: ending.clone(),
+            piece: PIECE,
+            ..Sink::default()
+        };
+        // A character begun in one push and ended in the next; the first push's bytes are cut
+        // at the deadline, the second goes out without the buffer.
+        sink.text(b"aaaa\xe6");
+        let past = Instant::now().checked_sub(WRITE_GRACE).unwrap();
+        ending.set(past).unwrap();
+        let large = [&b"\xbc\xa2"[..], &vec![b'b'; FLUSH]].concat();
+        sink.text(&large);
+        assert_eq!(sink.written, b"");
+        assert_eq!(sink.dropped, 5 + large.len());
     }
 
     #[test]

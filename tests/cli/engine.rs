@@ -109,8 +109,8 @@ fn the_deadline_holds_while_output_streams() {
     }
 }
 
-/// Stdout a regular file or the null device: it takes whole blocks at once, and the answer is
-/// the same as through a pipe.
+/// Stdout a regular file, or the null device (which takes whole blocks at once): the answer is
+/// the same as through a pipe, and the deadline holds.
 #[test]
 fn output_to_a_file_or_the_null_device_is_whole_and_in_time() {
     let mut env = TestEnv::new();
