@@ -55,6 +55,17 @@ def rs(rand, n, chars=ALNUM):
             return s
 
 
+def camel_case(rand, n):
+    """A name of n letters in camel case, as code writes identifiers and placeholders."""
+    words = ["aws", "secret", "access", "key", "from", "vault", "environment", "value", "stored",
+             "path", "default", "config", "replace", "with", "your", "own", "resolved", "file"]
+    name = ""
+    while len(name) < n:
+        word = rand.choice(words)
+        name += word.capitalize() if name else word
+    return name[:n]
+
+
 def b64url(b):
     return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
 
@@ -87,6 +98,9 @@ POSITIVES = [
     ("aws-secret-access-key", "ini", lambda r: rs(r, 40, B64), one_line("aws_secret_access_key = {v}")),
     ("aws-secret-access-key", "env", lambda r: rs(r, 40, B64), one_line('export AWS_SECRET_ACCESS_KEY="{v}"')),
     ("aws-secret-access-key", "json", lambda r: rs(r, 40, B64), one_line('  "SecretAccessKey": "{v}",')),
+    ("aws-secret-access-key", "cli", lambda r: rs(r, 40, B64), one_line("aws configure set aws_secret_access_key {v}")),
+    ("aws-secret-access-key", "json-in-string", lambda r: rs(r, 40, B64),
+     one_line('  "body": "{{\\"SecretAccessKey\\": \\"{v}\\"}}",')),
     ("github-token", "yaml", lambda r: GH + "p_" + rs(r, 36), one_line("github_token: {v}")),
     ("github-token", "env", lambda r: GH + "s_" + rs(r, 36), one_line("GITHUB_TOKEN={v}")),
     ("github-token", "oauth", lambda r: GH + "o_" + rs(r, 36), one_line('token = "{v}"')),
@@ -194,6 +208,7 @@ def lookalikes(rand):
         ("md5", lambda: f"checksum: {rand.randbytes(16).hex()}\n"),
         ("identifier", lambda: f"const {rs(rand, 1, UPPER)}{rs(rand, 30, UPPER + '_')} = {rand.randrange(10**9)}\n"),
         ("random-id", lambda: f'"id": "{rs(rand, 24, LOWER + DIGITS)}",\n'),
+        ("camel-case-name", lambda: f"aws_secret_access_key = {camel_case(rand, 40)}\n"),
         # A word in the shape of an AWS key id: readbox replaces it (a known false positive).
         ("aws-shaped-word", lambda: f"region: {ASIA}PACIFICSOUTHEAST\n"),
         ("data-uri", lambda: f"icon: data:image/png;base64,{base64.b64encode(rand.randbytes(60)).decode()}\n"),

@@ -188,6 +188,27 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 ),
                 pos("      \"SecretAccessKey\": \"", r.pick(40, &b64()), "\",\n"),
                 pos("  secretAccessKey: '", r.pick(40, &b64()), "'\n"),
+                // As the AWS command line takes it, aligned YAML, and JSON inside a string.
+                pos(
+                    "aws --aws-secret-access-key ",
+                    r.pick(40, &b64()),
+                    " s3 ls\n",
+                ),
+                pos(
+                    "aws configure set aws_secret_access_key ",
+                    r.pick(40, &b64()),
+                    "\n",
+                ),
+                pos(
+                    "      AWS_SECRET_ACCESS_KEY:            ",
+                    r.pick(40, &b64()),
+                    "\n",
+                ),
+                pos(
+                    "{\\\"SecretAccessKey\\\":\\\"",
+                    r.pick(40, &b64()),
+                    "\\\"}\n",
+                ),
                 // About one random key in a thousand has no digit.
                 pos(
                     "aws_secret_access_key = ",
@@ -202,6 +223,7 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 format!("aws_secret_access_key = {}\n", r.pick(40, UPPER)),
                 // Identifiers and placeholders in camel case, 40 characters long.
                 "aws_secret_access_key = ReplaceWithYourOwnAwsSecretAccessKeyNowV\n".into(),
+                "set aws_secret_access_key ReplaceWithYourOwnAwsSecretAccessKeyNowV\n".into(),
                 "\tAwsSecretAccessKey: awsSecretAccessKeyFromEnvironmentOrFileV,\n".into(),
                 "AWS_SECRET_ACCESS_KEY_FILE=/run/secrets/MyServiceAwsSecretKeyFileVa\n".into(),
                 format!("aws_secret_access_key = {}\n", r.pick(41, &alnum())),
