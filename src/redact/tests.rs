@@ -510,7 +510,7 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     "\n",
                 ),
                 pos("authorization: ", r.pick(32, &alnum()), "\n"),
-                // A token of letters alone (one in a hundred of 24 random letters and digits).
+                // A token of letters alone (one in seventy of 24 random letters and digits).
                 pos(
                     "Authorization: Bearer ",
                     r.pick(24, &format!("{UPPER}{LOWER}")),
