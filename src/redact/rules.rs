@@ -165,9 +165,8 @@ fn url_password(g: &Groups<'_>) -> bool {
 }
 
 /// An `Authorization` value: after `Basic` (and the other schemes whose value is an encoding
-/// of a credential) anything is one; otherwise it must [look random](random_b64), so that prose
-/// (`Authorization: required`), placeholders (`Bearer YOUR_TOKEN`) and names
-/// (`Bearer accessTokenFromLogin`) stay. The
+/// of a credential) anything is one; otherwise it must look random (a letter and a digit), so
+/// that prose (`Authorization: required`) and placeholders (`Bearer YOUR_TOKEN`) stay. The
 /// pattern takes the first 64 characters of the value, which is where this looks.
 fn authorization(g: &Groups<'_>) -> bool {
     let encoded = g.get(1).is_some_and(|s| {
@@ -175,7 +174,7 @@ fn authorization(g: &Groups<'_>) -> bool {
             .iter()
             .any(|w| s.eq_ignore_ascii_case(w))
     });
-    encoded || g.get(2).is_some_and(random_b64)
+    encoded || g.get(2).is_some_and(mixed)
 }
 
 /// Private-key material: always a secret.
