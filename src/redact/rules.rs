@@ -114,8 +114,10 @@ fn mixed(s: &[u8]) -> bool {
 /// with no digit (one random AWS secret key in a thousand), both cases side by side as random
 /// letters put them: at least three places where two capitals follow each other and three
 /// where two small letters do (98% of random 40-letter strings, 97% of 36-letter ones). A
-/// placeholder in one case has no such pairs of capitals, nor has an identifier or a path in
-/// camel case (`awsSecretAccessKeyFromVault…`), whose capitals start words.
+/// placeholder in one case has no such pairs of capitals, nor has a name or a path in camel case
+/// (`awsSecretAccessKeyFromVault…`), whose capitals start words; acronyms can give one three
+/// (`…/RDSCredentials`), so this serves only where the value has a key's exact length after a
+/// name that says it is one (AWS secret keys, npm tokens), not for free-form values.
 fn random_b64(s: &[u8]) -> bool {
     let pairs = |f: fn(&u8) -> bool| s.windows(2).filter(|w| f(&w[0]) && f(&w[1])).count();
     mixed(s) || (pairs(u8::is_ascii_uppercase) >= 3 && pairs(u8::is_ascii_lowercase) >= 3)
