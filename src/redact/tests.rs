@@ -209,6 +209,27 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     r.pick(40, &b64()),
                     "\\\"}\n",
                 ),
+                // JSON that escapes `/` (PHP, org.json), and a URL's query string.
+                pos(
+                    "{\"SecretAccessKey\":\"",
+                    format!(
+                        "{}\\/{}+{}",
+                        r.pick(20, &alnum()),
+                        r.pick(10, &alnum()),
+                        r.pick(8, &alnum())
+                    ),
+                    "\"}\n",
+                ),
+                pos(
+                    "https://example.com/upload?aws_secret_access_key=",
+                    format!(
+                        "{}%2F{}%2B{}",
+                        r.pick(20, &alnum()),
+                        r.pick(10, &alnum()),
+                        r.pick(8, &alnum())
+                    ),
+                    "&region=eu-west-1\n",
+                ),
                 // About one random key in a thousand has no digit.
                 pos(
                     "aws_secret_access_key = ",
