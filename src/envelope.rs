@@ -73,8 +73,8 @@ pub const LONG_LINE: usize = 64 * 1024;
 /// Stdout is written in pieces of about this size.
 const FLUSH: usize = 64 * 1024;
 
-/// The most one `write` to a stdout that waits for its reader takes ([`write_piece`]): a reader
-/// that is slow but reads takes one in well under the watchdog's grace
+/// The most one `write` to stdout takes, unless stdout is the null device ([`write_piece`]): a
+/// reader that is slow but reads takes one in well under the watchdog's grace
 /// ([`crate::limits::LOCK_GRACE`]), and the deadline is looked at between them.
 const PIECE: usize = 16 * 1024;
 
