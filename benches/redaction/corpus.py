@@ -98,6 +98,7 @@ POSITIVES = [
     ("aws-secret-access-key", "ini", lambda r: rs(r, 40, B64), one_line("aws_secret_access_key = {v}")),
     ("aws-secret-access-key", "env", lambda r: rs(r, 40, B64), one_line('export AWS_SECRET_ACCESS_KEY="{v}"')),
     ("aws-secret-access-key", "json", lambda r: rs(r, 40, B64), one_line('  "SecretAccessKey": "{v}",')),
+    ("aws-secret-access-key", "terraform", lambda r: rs(r, 40, B64), one_line('  secret_key = "{v}"')),
     ("aws-secret-access-key", "cli", lambda r: rs(r, 40, B64), one_line("aws configure set aws_secret_access_key {v}")),
     ("aws-secret-access-key", "json-in-string", lambda r: rs(r, 40, B64),
      one_line('  "body": "{{\\"SecretAccessKey\\": \\"{v}\\"}}",')),

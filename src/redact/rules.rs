@@ -200,18 +200,20 @@ pub static RULES: [Rule; RULE_COUNT] = [
         tail: None,
         inline_key: false,
     },
-    // An AWS secret access key: 40 characters of base64, assigned to a name that says so
-    // (`aws_secret_access_key =`, `AWS_SECRET_ACCESS_KEY="…"`, `"SecretAccessKey": "…"`, the
-    // same with escaped quotes inside a JSON string) or following it after spaces (the AWS
-    // command line's `--aws-secret-access-key KEY`, `aws configure set aws_secret_access_key KEY`);
-    // a `/` may be escaped (`\/`, as PHP writes JSON) and `/` and `+` percent-encoded (a URL).
+    // An AWS secret access key: 40 characters of base64 after a name that says what it is:
+    // `aws_secret_access_key =`, `AWS_SECRET_ACCESS_KEY="…"`, `"SecretAccessKey": "…"`, or a
+    // name that ends in `secret_key` (Terraform's AWS provider, MinIO, Hadoop's
+    // `fs.s3a.secret.key`, .NET's `"SecretKey"`). The value follows `=`, `:` or plain spaces (the
+    // AWS command line's `--aws-secret-access-key KEY`), its quotes may be escaped (JSON inside
+    // a string), a `/` in it may be escaped (`\/`, as PHP writes JSON), and `/` and `+` may be
+    // percent-encoded (a URL's query).
     // detect-secrets `AWSKeyDetector` (a secret key next to an aws-named key); gitleaks
     // documents the same 40-character shape.
     Rule {
         id: "aws-secret-access-key",
         keywords: &["secret"],
         any_case: true,
-        pattern: r#"(?i:aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10})\\?["']?(?:[ \t]{0,32}(?::=|=>|:|=)[ \t]{0,32}|[ \t]{1,32})\\?["']?((?:[A-Za-z0-9+]|\\?/|%2[BbFf]){40})(?:[^A-Za-z0-9/+=%\\]|\\[^/]|$)"#,
+        pattern: r#"(?i:aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10}|secret[_.-]?key)\\?["']?(?:[ \t]{0,32}(?::=|=>|:|=)[ \t]{0,32}|[ \t]{1,32})\\?["']?((?:[A-Za-z0-9+]|\\?/|%2[BbFf]){40})(?:[^A-Za-z0-9/+=%\\]|\\[^/]|$)"#,
         secret: 1,
         accept: aws_secret,
         tail: None,

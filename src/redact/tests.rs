@@ -230,6 +230,11 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     ),
                     "&region=eu-west-1\n",
                 ),
+                // Named a secret key alone: Terraform's AWS provider, MinIO, Hadoop, .NET.
+                pos("  secret_key = \"", r.pick(40, &b64()), "\"\n"),
+                pos("MINIO_SECRET_KEY=", r.pick(40, &b64()), "\n"),
+                pos("fs.s3a.secret.key=", r.pick(40, &b64()), "\n"),
+                pos("    \"SecretKey\": \"", r.pick(40, &b64()), "\",\n"),
                 // About one random key in a thousand has no digit.
                 pos(
                     "aws_secret_access_key = ",
@@ -239,7 +244,8 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
             ],
             vec![
                 "aws_secret_access_key = os.environ[\"AWS_SECRET_ACCESS_KEY\"]\n".into(),
-                format!("secret_key = {}\n", r.pick(40, &b64())),
+                "secret_key = os.environ[\"SECRET_KEY\"]\n".into(),
+                "secret_key_file = /run/secrets/MyServiceAwsSecretKeyFileVa\n".into(),
                 format!("aws_secret_access_key = {}\n", r.pick(40, LOWER)),
                 format!("aws_secret_access_key = {}\n", r.pick(40, UPPER)),
                 // Identifiers and placeholders in camel case, 40 characters long.
