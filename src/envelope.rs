@@ -216,11 +216,7 @@ impl Sink {
     /// envelope, in time.
     fn write_until_ending(&mut self, bytes: &[u8]) {
         if self.cut {
-            self.dropped += if self.json {
-                cut_escaped(bytes, 0).1
-            } else {
-                bytes.len()
-            };
+            self.dropped += self.unwritten(bytes);
             return;
         }
         let mut at = 0;
@@ -245,11 +241,7 @@ impl Sink {
                     }
                     end
                 };
-                let left = if self.json {
-                    cut_escaped(&bytes[end..], 0).1
-                } else {
-                    bytes.len() - end
-                };
+                let left = self.unwritten(&bytes[end..]);
                 self.write(&bytes[at..end]);
                 self.dropped += left;
                 self.cut = left > 0;
@@ -258,6 +250,16 @@ impl Sink {
             let end = at.saturating_add(self.piece).min(bytes.len());
             self.write(&bytes[at..end]);
             at = end;
+        }
+    }
+
+    /// What `rest`, left unwritten, counts for against the cap: decoded UTF-8 in json, raw
+    /// bytes in text.
+    fn unwritten(&self, rest: &[u8]) -> usize {
+        if self.json {
+            cut_escaped(rest, 0).1
+        } else {
+            rest.len()
         }
     }
 

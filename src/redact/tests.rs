@@ -73,6 +73,17 @@ fn mixed(s: &[u8]) -> bool {
     s.iter().any(u8::is_ascii_digit) && s.iter().any(u8::is_ascii_alphabetic)
 }
 
+/// A random AWS secret key of 40 characters, holding a `/` and a `+` written as `slash` and
+/// `plus` (escaped, or percent-encoded).
+fn aws_secret_written(r: &mut Rng, slash: &str, plus: &str) -> String {
+    let (a, b, c) = (
+        r.pick(20, &alnum()),
+        r.pick(10, &alnum()),
+        r.pick(8, &alnum()),
+    );
+    format!("{a}{slash}{b}{plus}{c}")
+}
+
 fn base64_of(bytes: &[u8], url: bool) -> String {
     const STD: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
@@ -212,22 +223,12 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 // JSON that escapes `/` (PHP, org.json), and a URL's query string.
                 pos(
                     "{\"SecretAccessKey\":\"",
-                    format!(
-                        "{}\\/{}+{}",
-                        r.pick(20, &alnum()),
-                        r.pick(10, &alnum()),
-                        r.pick(8, &alnum())
-                    ),
+                    aws_secret_written(r, "\\/", "+"),
                     "\"}\n",
                 ),
                 pos(
                     "https://example.com/upload?aws_secret_access_key=",
-                    format!(
-                        "{}%2F{}%2B{}",
-                        r.pick(20, &alnum()),
-                        r.pick(10, &alnum()),
-                        r.pick(8, &alnum())
-                    ),
+                    aws_secret_written(r, "%2F", "%2B"),
                     "&region=eu-west-1\n",
                 ),
                 // Named a secret key alone: Terraform's AWS provider, MinIO, Hadoop, .NET.
