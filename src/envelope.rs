@@ -1015,11 +1015,9 @@ fn needs_work(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\' || b >= 0x7F
 }
 
-/// The positions of the bytes that need work among the 16 at `raw[at..at + 16]`, as a bit mask
-/// (bit k for `raw[at + k]`).
+/// The positions of the bytes of `block` that need work, as a bit mask (bit k for `block[k]`).
 #[inline(always)]
-fn work_mask(raw: &[u8], at: usize) -> u32 {
-    let block: &[u8; 16] = raw[at..at + 16].try_into().expect("16 bytes");
+fn work_mask(block: &[u8; 16]) -> u32 {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{
@@ -1053,50 +1051,123 @@ fn work_mask(raw: &[u8], at: usize) -> u32 {
 /// Appends `raw` to `out` as the inside of a JSON string literal: decoded as
 /// `String::from_utf8_lossy` does (U+FFFD per maximal invalid sequence), with `"` and `\`
 /// escaped, C0 controls as `\n`, `\t`, `\r`, `\b`, `\f` or `\u00XX`, and DEL, C1 and bidi
-/// controls as `\uXXXX`. The bytes that need work are found sixteen at a time, and the runs
-/// between them are copied whole. Returns the bytes of `raw` consumed (all of them, unless `last`
-/// is false and `raw` ends inside a UTF-8 sequence) and the UTF-8 size of the decoded text.
+/// controls as `\uXXXX`. Returns the bytes of `raw` consumed (all of them, unless `last` is false
+/// and `raw` ends inside a UTF-8 sequence) and the UTF-8 size of the decoded text.
+///
+/// The text goes sixteen bytes at a time: each block is copied whole into `out`'s spare capacity
+/// and then cut back to its first byte that needs work, which is escaped in place. A clean run
+/// thus costs one 16-byte move per block, however short the runs between escapes are (in text,
+/// each line is a run).
 pub fn escape_json(out: &mut Vec<u8>, raw: &[u8], last: bool) -> (usize, usize) {
+    /// Input bytes per reservation of spare capacity, to bound what a piece of escapes takes.
+    const PIECE: usize = 8192;
     let n = raw.len();
-    let mut run = 0; // start of the clean run not yet copied
     let mut decoded = 0;
-    let mut i = 0; // bytes before `i` are handled or in the run
-    out.reserve(n + n / 8 + 16);
-    while i < n {
-        // The next byte that needs work, at or after `i`.
-        let mut at = n;
-        while i + 16 <= n {
-            let mask = work_mask(raw, i);
-            if mask != 0 {
-                at = i + mask.trailing_zeros() as usize;
-                break;
+    let mut i = 0; // bytes before `i` are written to `out`
+    while i + 16 <= n {
+        let end = n.min(i + PIECE);
+        // Every input byte becomes at most six output bytes, and a write may run 16 bytes past
+        // what it keeps. So the capacity left never falls below what the next write needs.
+        out.reserve(6 * (end - i) + 16);
+        let mut spare = out.spare_capacity_mut();
+        let mut o = 0; // bytes of `spare` written
+        while i < end && i + 16 <= n {
+            let block: &[u8; 16] = raw[i..i + 16].try_into().expect("16 bytes");
+            let mask = work_mask(block);
+            for (slot, &b) in spare[o..o + 16].iter_mut().zip(block) {
+                slot.write(b);
             }
-            i += 16;
+            if mask == 0 {
+                i += 16;
+                o += 16;
+                decoded += 16;
+                continue;
+            }
+            let k = mask.trailing_zeros() as usize;
+            i += k;
+            o += k;
+            decoded += k;
+            let b = raw[i];
+            if b < 0x80 {
+                let (bytes, len) = &ASCII_ESCAPES[usize::from(b)];
+                for (slot, &b) in spare[o..o + 8].iter_mut().zip(bytes) {
+                    slot.write(b);
+                }
+                o += usize::from(*len);
+                i += 1;
+                decoded += 1;
+                continue;
+            }
+            // SAFETY: the loop wrote each of the first `o` bytes of the spare capacity (every
+            // advance of `o` follows a write of at least as many bytes at `o`), and `o` lies
+            // within it, as the slices written were indexed with bounds checks.
+            unsafe { out.set_len(out.len() + o) };
+            match escape_one(out, raw, i, last) {
+                Some((len, size)) => {
+                    i += len;
+                    decoded += size;
+                }
+                None => return (i, decoded),
+            }
+            spare = out.spare_capacity_mut();
+            o = 0;
         }
-        if at == n {
-            at = raw[i..]
-                .iter()
-                .position(|&b| needs_work(b))
-                .map_or(n, |k| i + k);
-        }
-        if at == n {
+        // SAFETY: as above.
+        unsafe { out.set_len(out.len() + o) };
+    }
+    // The last few bytes, one at a time.
+    while i < n {
+        let at = raw[i..]
+            .iter()
+            .position(|&b| needs_work(b))
+            .map_or(n, |k| i + k);
+        out.extend_from_slice(&raw[i..at]);
+        decoded += at - i;
+        i = at;
+        if i == n {
             break;
         }
-        out.extend_from_slice(&raw[run..at]);
-        decoded += at - run;
-        match escape_one(out, raw, at, last) {
+        match escape_one(out, raw, i, last) {
             Some((len, size)) => {
+                i += len;
                 decoded += size;
-                i = at + len;
-                run = i;
             }
-            None => return (at, decoded),
+            None => return (i, decoded),
         }
     }
-    out.extend_from_slice(&raw[run..n]);
-    decoded += n - run;
     (n, decoded)
 }
+
+/// The JSON escape of each ASCII byte, padded to eight bytes, and its length: the byte itself for
+/// those that need none, `\"`, `\\`, `\n`, `\t`, `\r`, `\b`, `\f`, and `\u00XX` for the other C0
+/// controls and DEL (RFC 8259, section 7, and docs/contract.md#envelope).
+static ASCII_ESCAPES: [([u8; 8], u8); 128] = {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut table = [([0; 8], 0); 128];
+    let mut b = 0;
+    while b < 128 {
+        let short = match b as u8 {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'\n' => b'n',
+            b'\t' => b't',
+            b'\r' => b'r',
+            0x08 => b'b',
+            0x0C => b'f',
+            _ => 0,
+        };
+        table[b] = if short != 0 {
+            ([b'\\', short, 0, 0, 0, 0, 0, 0], 2)
+        } else if b < 0x20 || b == 0x7F {
+            let hex = [b'\\', b'u', b'0', b'0', HEX[b >> 4], HEX[b & 15], 0, 0];
+            (hex, 6)
+        } else {
+            ([b as u8, 0, 0, 0, 0, 0, 0, 0], 1)
+        };
+        b += 1;
+    }
+    table
+};
 
 /// Writes the escape of the byte or character at `raw[i]`, which needs work; returns the bytes
 /// of `raw` it took and their decoded UTF-8 size, or `None` for a sequence that `raw` ends inside
@@ -1265,6 +1336,29 @@ mod tests {
         out
     }
 
+    /// Escapes `raw` whole and in two pieces split at `split`, with the unfinished sequence
+    /// carried over, and checks both against the reference, and the decoded size.
+    fn check_escaping(
+        raw: &[u8],
+        split: usize,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut out = vec![b'"'];
+        let (used, decoded) = escape_json(&mut out, raw, true);
+        out.push(b'"');
+        proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), reference(raw));
+        proptest::prop_assert_eq!(
+            (used, decoded),
+            (raw.len(), String::from_utf8_lossy(raw).len())
+        );
+        let split = split.min(raw.len());
+        let mut out = vec![b'"'];
+        let (used, _) = escape_json(&mut out, &raw[..split], false);
+        escape_json(&mut out, &raw[used..], true);
+        out.push(b'"');
+        proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), reference(raw));
+        Ok(())
+    }
+
     proptest::proptest! {
         #[test]
         fn escaping_agrees_with_the_reference_on_any_bytes(
@@ -1277,17 +1371,26 @@ mod tests {
             ),
             split in 0usize..200,
         ) {
-            let mut out = vec![b'"'];
-            escape_json(&mut out, &raw, true);
-            out.push(b'"');
-            proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), reference(&raw));
-            // In two pieces, with the unfinished sequence carried over, the result is the same.
-            let split = split.min(raw.len());
-            let mut out = vec![b'"'];
-            let (used, _) = escape_json(&mut out, &raw[..split], false);
-            escape_json(&mut out, &raw[used..], true);
-            out.push(b'"');
-            proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), reference(&raw));
+            check_escaping(&raw, split)?;
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(32))]
+        /// Texts of several reservation pieces, mostly plain, so that most blocks are clean and
+        /// escapes and multi-byte sequences fall at every offset, across the pieces' seams too.
+        #[test]
+        fn escaping_agrees_with_the_reference_on_long_texts(
+            raw in proptest::collection::vec(
+                proptest::prop_oneof![
+                    30 => proptest::sample::select(b"abcdefgh ".to_vec()),
+                    1 => proptest::sample::select(b"\n\"\\\t\x01\x7f\xc2\x9b\xe2\x80\xae\xff".to_vec()),
+                ],
+                8_000..40_000,
+            ),
+            split in 0usize..40_000,
+        ) {
+            check_escaping(&raw, split)?;
         }
     }
 
