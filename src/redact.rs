@@ -405,8 +405,9 @@ fn split_terminator(line: &[u8]) -> (&[u8], &[u8]) {
 }
 
 /// One line longer than [`MAX_LINE`], redacted as a stream: [`LongLine::feed`] gives what can
-/// be shown so far, holding back the last [`MAX_MATCH`] bytes (a match that starts before them
-/// is whole, so what is shown never changes once shown), and [`LongLine::finish`] the rest.
+/// be shown so far, holding back the last 2 x [`MAX_MATCH`] bytes (a match that starts before
+/// them is whole, and so is any that starts before its secret; so what is shown never changes
+/// once shown), and [`LongLine::finish`] the rest.
 /// Memory stays bounded by the pieces fed, whatever the line's length. The block state after
 /// the line is the one [`Redactor::line`] leaves after the whole line (a hidden line is hidden
 /// whole, even past an `END` in it).
@@ -439,7 +440,7 @@ impl LongLine {
         self.buf.extend_from_slice(piece);
         // Small pieces wait until there is more to show than the hold-back: each scan then
         // moves the line on by at least MAX_MATCH bytes, and the work stays linear.
-        if self.buf.len() - self.ctx < 2 * MAX_MATCH {
+        if self.buf.len() - self.ctx < 3 * MAX_MATCH {
             return out;
         }
         let pos = self
@@ -647,7 +648,10 @@ impl Scan {
                     self.state = Inline::Plain;
                 }
                 Inline::Plain => {
-                    let limit = held(MAX_MATCH);
+                    // A match that starts before `limit` is whole, and so is any match that
+                    // starts before its secret (which lies within MAX_MATCH bytes of its start):
+                    // so no secret can come before the first one found.
+                    let limit = held(2 * MAX_MATCH);
                     if pos >= limit {
                         return pos.min(len);
                     }
@@ -722,13 +726,19 @@ impl Next {
         Next { slots, locs }
     }
 
-    /// The leftmost accepted match that starts at or after `pos` (the earlier rule on a tie).
+    /// The accepted match whose secret comes first among those that end after `pos`, with its
+    /// secret cut to start at `pos` at the earliest; on a tie, the one whose secret runs on
+    /// longest, then the one that starts first, then the earlier rule.
+    ///
+    /// The order is the secrets', not the matches': what a match shows before its secret (a
+    /// URL's user name) may hold another rule's secret (`https://ghp_…:x-oauth-basic@host`).
+    /// That secret goes first, and the longer match stays found for its own secret after it.
     fn first(&mut self, hay: &[u8], pos: usize) -> Option<Found> {
         let mut best: Option<Found> = None;
         for rule in 0..RULE_COUNT {
-            let f = match self.slots[rule] {
+            let mut f = match self.slots[rule] {
                 Slot::Out | Slot::Done => continue,
-                Slot::Found(f) if f.start >= pos => f,
+                Slot::Found(f) if f.secret.1 > pos => f,
                 Slot::Found(_) | Slot::Unknown => {
                     let locs =
                         self.locs[rule].get_or_insert_with(|| regex(rule).capture_locations());
@@ -744,7 +754,9 @@ impl Next {
                     }
                 }
             };
-            if best.is_none_or(|b| f.start < b.start) {
+            f.secret.0 = f.secret.0.max(pos);
+            let key = |f: &Found| (f.secret.0, std::cmp::Reverse(f.secret.1), f.start);
+            if best.is_none_or(|b| key(&f) < key(&b)) {
                 best = Some(f);
             }
         }

@@ -185,8 +185,8 @@ const KEY: &str = "private-key";
 /// The number of rules in [`RULES`].
 pub const RULE_COUNT: usize = 17;
 
-/// The rules, in priority order: when two matches start at the same byte, the earlier rule
-/// wins.
+/// The rules, in priority order: when two secrets start and end at the same bytes and their
+/// matches start at the same byte, the earlier rule names the marker.
 pub static RULES: [Rule; RULE_COUNT] = [
     // An AWS access key id: a four-character prefix that names the kind of key, then 16
     // characters of base32. gitleaks `aws-access-token`; detect-secrets `AWSKeyDetector`.

@@ -671,6 +671,47 @@ fn the_rest_of_the_line_stays_and_several_secrets_go() {
 }
 
 #[test]
+fn a_secret_in_what_another_match_shows_goes_too() {
+    // A token as a URL's user name, before the URL's password (GitHub's old token form):
+    // the URL's match starts first, yet its user name is shown, so the token must go first.
+    let mut rng = Rng(31);
+    let users = [
+        (format!("{GHP}{}", rng.pick(36, &alnum())), "github-token"),
+        (
+            format!("{GLPAT}{}", rng.pick(20, &urlsafe())),
+            "gitlab-token",
+        ),
+        (
+            format!("{AKIA}{}", rng.pick(16, &b32())),
+            "aws-access-key-id",
+        ),
+    ];
+    for (user, id) in users {
+        let line = format!("url = https://{user}:x-oauth-basic@github.com/o/r.git\n");
+        let want = format!(
+            "url = https://{}:{}@github.com/o/r.git\n",
+            mark(id),
+            mark("url-password")
+        );
+        assert_eq!(redact(&line), want);
+        // In a line read in pieces, with the URL at every offset from a window's seam.
+        for pad in [0, 1, 200, MAX_MATCH - 1, MAX_MATCH, 2 * MAX_MATCH + 3] {
+            let filler = "w".repeat(MAX_LINE + pad);
+            let long = format!("{filler}{line}");
+            let want = format!("{filler}{want}");
+            for sizes in [&[4096][..], &[MAX_MATCH], &[1, 7, 1000, 33]] {
+                let got = stream(&mut Redactor::new(), long.as_bytes(), sizes);
+                assert_eq!(
+                    String::from_utf8_lossy(&got),
+                    want,
+                    "pad {pad}, pieces {sizes:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn a_line_dense_with_secrets_loses_all_of_them() {
     let mut rng = Rng(8);
     let tokens: Vec<String> = (0..2000)
