@@ -867,13 +867,18 @@ impl Tally {
         self.counts.iter().sum()
     }
 
-    /// The rules that replaced values and how many each, in table order.
+    /// The rules that replaced values and how many each, in table order; the entries of one
+    /// rule id (a family found in two forms) count together.
     pub fn by_rule(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
         RULES
             .iter()
-            .zip(self.counts)
-            .filter(|(_, n)| *n > 0)
-            .map(|(r, n)| (r.id, n))
+            .enumerate()
+            .filter(|&(i, r)| RULES[..i].iter().all(|e| e.id != r.id))
+            .map(|(_, r)| {
+                let n = RULES.iter().zip(self.counts);
+                (r.id, n.filter(|(e, _)| e.id == r.id).map(|(_, n)| n).sum())
+            })
+            .filter(|&(_, n)| n > 0)
     }
 
     /// The note that tells the caller what was redacted (docs/contract.md#notes), or `None`

@@ -102,9 +102,17 @@ POSITIVES = [
     ("aws-secret-access-key", "cli", lambda r: rs(r, 40, B64), one_line("aws configure set aws_secret_access_key {v}")),
     ("aws-secret-access-key", "json-in-string", lambda r: rs(r, 40, B64),
      one_line('  "body": "{{\\"SecretAccessKey\\": \\"{v}\\"}}",')),
+    ("aws-secret-access-key", "sts-xml", lambda r: rs(r, 40, B64),
+     one_line("      <SecretAccessKey>{v}</SecretAccessKey>")),
+    # The IAM console's CSV file: the key after its access key id, under a header line.
+    ("aws-secret-access-key", "iam-csv", lambda r: rs(r, 40, B64),
+     lambda v: (f"Access key ID,Secret access key\n{AKIA}Q2RSTUVWXY234567,{v}\n", 2)),
     ("github-token", "yaml", lambda r: GH + "p_" + rs(r, 36), one_line("github_token: {v}")),
     ("github-token", "env", lambda r: GH + "s_" + rs(r, 36), one_line("GITHUB_TOKEN={v}")),
     ("github-token", "oauth", lambda r: GH + "o_" + rs(r, 36), one_line('token = "{v}"')),
+    # GitHub's older form of a token in a remote's URL: the token is the user name.
+    ("github-token", "url-user", lambda r: GH + "p_" + rs(r, 36),
+     one_line("url = https://{v}:x-oauth-basic@github.com/org/app.git")),
     ("github-fine-grained-token", "yaml", lambda r: GHPAT + rs(r, 22) + "_" + rs(r, 59),
      one_line('ci_token: "{v}"')),
     ("gitlab-token", "env", lambda r: GLPAT + rs(r, 20, URLSAFE), one_line("GITLAB_TOKEN={v}")),

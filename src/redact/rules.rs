@@ -12,7 +12,8 @@
 //! rule's keywords (so a text without any keyword needs no pattern at all); every match is at
 //! most [`MAX_MATCH`] bytes long (bounded repetitions only, so a long line can be redacted as
 //! a stream that holds back exactly that many bytes); and rule ids hold no digit (the note
-//! counts values with numbers).
+//! counts values with numbers). A family found in two forms has two entries under one id,
+//! next to each other.
 
 use regex::bytes::CaptureLocations;
 
@@ -136,6 +137,18 @@ fn aws_secret(g: &Groups<'_>) -> bool {
     g.get(1).is_some_and(|s| random_b64(s) && not_example(s))
 }
 
+/// A key after an access key id needs no name to say what it is, but must look like one: random
+/// base64 holds capitals and small letters (all but one key in a billion), which a SHA-1 in hex
+/// does not.
+fn aws_secret_after_id(g: &Groups<'_>) -> bool {
+    g.get(1).is_some_and(|s| {
+        random_b64(s)
+            && s.iter().any(u8::is_ascii_uppercase)
+            && s.iter().any(u8::is_ascii_lowercase)
+            && not_example(s)
+    })
+}
+
 fn npm(g: &Groups<'_>) -> bool {
     // What follows `npm_`.
     g.get(0)
@@ -183,7 +196,7 @@ fn authorization(g: &Groups<'_>) -> bool {
 const KEY: &str = "private-key";
 
 /// The number of rules in [`RULES`].
-pub const RULE_COUNT: usize = 17;
+pub const RULE_COUNT: usize = 18;
 
 /// The rules, in priority order: when two secrets start and end at the same bytes and their
 /// matches start at the same byte, the earlier rule names the marker.
@@ -203,7 +216,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     // An AWS secret access key: 40 characters of base64 after a name that says what it is:
     // `aws_secret_access_key =`, `AWS_SECRET_ACCESS_KEY="…"`, `"SecretAccessKey": "…"`, or a
     // name that ends in `secret_key` (Terraform's AWS provider, MinIO, Hadoop's
-    // `fs.s3a.secret.key`, .NET's `"SecretKey"`). The value follows `=`, `:` or plain spaces (the
+    // `fs.s3a.secret.key`, .NET's `"SecretKey"`). The value follows `=`, `:`, `>` (an XML element,
+    // as STS answers) or plain spaces (the
     // AWS command line's `--aws-secret-access-key KEY`), its quotes may be escaped (JSON inside
     // a string), a `/` in it may be escaped (`\/`, as PHP writes JSON), and `/` and `+` may be
     // percent-encoded (a URL's query).
@@ -213,9 +227,23 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "aws-secret-access-key",
         keywords: &["secret"],
         any_case: true,
-        pattern: r#"(?i:aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10}|secret[_.-]?key)\\?["']?(?:[ \t]{0,32}(?::=|=>|:|=)[ \t]{0,32}|[ \t]{1,32})\\?["']?((?:[A-Za-z0-9+]|\\?/|%2[BbFf]){40})(?:[^A-Za-z0-9/+=%\\]|\\[^/]|$)"#,
+        pattern: r#"(?i:aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10}|secret[_.-]?key)\\?["']?(?:[ \t]{0,32}(?::=|=>|:|=|>)[ \t]{0,32}|[ \t]{1,32})\\?["']?((?:[A-Za-z0-9+]|\\?/|%2[BbFf]){40})(?:[^A-Za-z0-9/+=%\\]|\\[^/]|$)"#,
         secret: 1,
         accept: aws_secret,
+        tail: None,
+        inline_key: false,
+    },
+    // An AWS secret access key right after its access key id, as the IAM console's CSV files
+    // hold them (`AKIA…,KEY`) and as they are pasted in pairs (`AKIA… KEY`, `["AKIA…", "KEY"]`):
+    // the id goes by the first rule, the key by this one. gitleaks and detect-secrets document
+    // the pair's shapes (`aws-access-token`, `AWSKeyDetector`).
+    Rule {
+        id: "aws-secret-access-key",
+        keywords: &["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
+        any_case: false,
+        pattern: r#"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\\?["']?(?:[ \t]{0,8}[,;|:=][ \t]{0,8}|[ \t]{1,8})\\?["']?([A-Za-z0-9+/]{40})(?:[^A-Za-z0-9/+=]|$)"#,
+        secret: 1,
+        accept: aws_secret_after_id,
         tail: None,
         inline_key: false,
     },
