@@ -576,6 +576,9 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     "\n",
                 ),
                 pos("authorization: ", r.pick(32, &alnum()), "\n"),
+                // As environments, Python's WSGI and JavaScript's camel case name it.
+                pos("HTTP_AUTHORIZATION: Bearer ", r.pick(40, &alnum()), "\n"),
+                pos("  proxyAuthorization: '", r.pick(40, &alnum()), "',\n"),
             ],
             vec![
                 "# Clients send the API token as a Bearer token.\n".into(),
@@ -589,6 +592,11 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 "def me(authorization: HTTPAuthorizationCredentials = Depends(bearer)):\n".into(),
                 "    \"SNSNoAuthorization\": exceptions.SNSNoAuthorization,\n".into(),
                 "curl -H \"Authorization: Bearer YourOpenAIAPIKey\"\n".into(),
+                // A name that ends in the word (a CloudFormation resource type).
+                format!(
+                    "  \"AWS::Config::AggregationAuthorization\": \"{}\",\n",
+                    r.pick(16, "0123456789abcdef")
+                ),
             ],
         ),
     ]
