@@ -145,6 +145,7 @@ POSITIVES = [
      lambda r: base64.b64encode(f"x-access-token:{GH}s_{rs(r, 36)}".encode()).decode(),
      lambda v: (f'[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic {v}\n', 2)),
     ("authorization", "json", lambda r: rs(r, 32), one_line('  "Authorization": "token {v}",')),
+    ("authorization", "code", lambda r: rs(r, 40), one_line('    req.Header.Set("Authorization", "Bearer {v}")')),
     # Secrets that no readbox rule describes (readbox knows formats, not every secret): a
     # password under a password key, a hex API key under an api_key key, a SendGrid key.
     ("outside: password value", "yaml", lambda r: rs(r, 16, ALNUM + "!@#%"), one_line('  password: "{v}"')),

@@ -432,7 +432,9 @@ pub static RULES: [Rule; RULE_COUNT] = [
     // The credential of an `Authorization:` (or `Proxy-Authorization:`) header: the scheme
     // word stays (`Authorization: Bearer [REDACTED:authorization]`), as git writes it in a
     // `.git/config` extraheader (`AUTHORIZATION: basic …`) and curl, HTTP files and JSON
-    // write it. The name is the word alone or after `-`, `_` or `proxy` (`HTTP_AUTHORIZATION`,
+    // write it, and code that sets a header from two string literals
+    // (`.Set("Authorization", "…")`).
+    // The name is the word alone or after `-`, `_` or `proxy` (`HTTP_AUTHORIZATION`,
     // `proxyAuthorization`), not the end of a longer name (`AggregationAuthorization`).
     // gitleaks `authorization-header` / `curl-auth-header`; detect-secrets
     // `BasicAuthDetector` and its keyword plugin cover the same values.
@@ -440,7 +442,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "authorization",
         keywords: &["authorization"],
         any_case: true,
-        pattern: r#"(?i:\bauthorization|_authorization|proxyauthorization)["']?[ \t]{0,8}:[ \t]{0,8}["']?(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
+        pattern: r#"(?i:\bauthorization|_authorization|proxyauthorization)(?:["']?[ \t]{0,8}:[ \t]{0,8}["']?|["'][ \t]{0,8},[ \t]{0,8}["'])(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
         secret: 2,
         accept: authorization,
         tail: Some(token68),

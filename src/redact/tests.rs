@@ -579,6 +579,17 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 // As environments, Python's WSGI and JavaScript's camel case name it.
                 pos("HTTP_AUTHORIZATION: Bearer ", r.pick(40, &alnum()), "\n"),
                 pos("  proxyAuthorization: '", r.pick(40, &alnum()), "',\n"),
+                // A header set in code from two strings.
+                pos(
+                    "req.Header.Set(\"Authorization\", \"Bearer ",
+                    r.pick(40, &alnum()),
+                    "\")\n",
+                ),
+                pos(
+                    ".header('Authorization', 'token ",
+                    r.pick(40, &alnum()),
+                    "')\n",
+                ),
             ],
             vec![
                 "# Clients send the API token as a Bearer token.\n".into(),
@@ -592,6 +603,9 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 "def me(authorization: HTTPAuthorizationCredentials = Depends(bearer)):\n".into(),
                 "    \"SNSNoAuthorization\": exceptions.SNSNoAuthorization,\n".into(),
                 "curl -H \"Authorization: Bearer YourOpenAIAPIKey\"\n".into(),
+                "xhr.setRequestHeader(\"Authorization\", \"Bearer \" + token);\n".into(),
+                "Authorization, authentication and accounting (AAA) for 2FA-enabled users\n".into(),
+                "    ('Binary Authorization', k8s_util.GetBinAuthzPolicy(record)),\n".into(),
                 // A name that ends in the word (a CloudFormation resource type).
                 format!(
                     "  \"AWS::Config::AggregationAuthorization\": \"{}\",\n",
