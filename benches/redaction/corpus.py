@@ -102,6 +102,8 @@ POSITIVES = [
     ("aws-secret-access-key", "cli", lambda r: rs(r, 40, B64), one_line("aws configure set aws_secret_access_key {v}")),
     ("aws-secret-access-key", "json-in-string", lambda r: rs(r, 40, B64),
      one_line('  "body": "{{\\"SecretAccessKey\\": \\"{v}\\"}}",')),
+    ("aws-secret-access-key", "ecs-json", lambda r: rs(r, 40, B64),
+     one_line('      {{"name": "AWS_SECRET_ACCESS_KEY", "value": "{v}"}},')),
     ("aws-secret-access-key", "sts-xml", lambda r: rs(r, 40, B64),
      one_line("      <SecretAccessKey>{v}</SecretAccessKey>")),
     # The IAM console's CSV file: the key after its access key id, under a header line.
@@ -145,6 +147,8 @@ POSITIVES = [
      lambda r: base64.b64encode(f"x-access-token:{GH}s_{rs(r, 36)}".encode()).decode(),
      lambda v: (f'[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic {v}\n', 2)),
     ("authorization", "json", lambda r: rs(r, 32), one_line('  "Authorization": "token {v}",')),
+    ("authorization", "har", lambda r: rs(r, 40),
+     one_line('          {{"name": "authorization", "value": "Bearer {v}"}},')),
     ("authorization", "code", lambda r: rs(r, 40), one_line('    req.Header.Set("Authorization", "Bearer {v}")')),
     # Secrets that no readbox rule describes (readbox knows formats, not every secret): a
     # password under a password key, a hex API key under an api_key key, a SendGrid key.

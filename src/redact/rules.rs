@@ -217,7 +217,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     // `aws_secret_access_key =`, `AWS_SECRET_ACCESS_KEY="…"`, `"SecretAccessKey": "…"`, or a
     // name that ends in `secret_key` (Terraform's AWS provider, MinIO, Hadoop's
     // `fs.s3a.secret.key`, .NET's `"SecretKey"`). The value follows `=`, `:`, `>` (an XML element,
-    // as STS answers) or plain spaces (the
+    // as STS answers), a name/value pair's `, "value":` (ECS, Kubernetes and CloudFormation
+    // in JSON: `{"name": "AWS_SECRET_ACCESS_KEY", "value": "…"}`) or plain spaces (the
     // AWS command line's `--aws-secret-access-key KEY`), its quotes may be escaped (JSON inside
     // a string), a `/` in it may be escaped (`\/`, as PHP writes JSON), and `/` and `+` may be
     // percent-encoded (a URL's query).
@@ -227,7 +228,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "aws-secret-access-key",
         keywords: &["secret"],
         any_case: true,
-        pattern: r#"(?i:aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10}|secret[_.-]?key)\\?["']?(?:[ \t]{0,32}(?::=|=>|:|=|>)[ \t]{0,32}|[ \t]{1,32})\\?["']?((?:[A-Za-z0-9+]|\\?/|%2[BbFf]){40})(?:[^A-Za-z0-9/+=%\\]|\\[^/]|$)"#,
+        pattern: r#"(?i:aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10}|secret[_.-]?key)\\?["']?(?:[ \t]{0,32}(?::=|=>|:|=|>)[ \t]{0,32}|[ \t]{1,32}|[ \t]{0,8},[ \t]{0,8}\\?["']?(?i:value)\\?["']?[ \t]{0,8}[:=][ \t]{0,8})\\?["']?((?:[A-Za-z0-9+]|\\?/|%2[BbFf]){40})(?:[^A-Za-z0-9/+=%\\]|\\[^/]|$)"#,
         secret: 1,
         accept: aws_secret,
         tail: None,
@@ -432,8 +433,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     // The credential of an `Authorization:` (or `Proxy-Authorization:`) header: the scheme
     // word stays (`Authorization: Bearer [REDACTED:authorization]`), as git writes it in a
     // `.git/config` extraheader (`AUTHORIZATION: basic …`) and curl, HTTP files and JSON
-    // write it, and code that sets a header from two string literals
-    // (`.Set("Authorization", "…")`).
+    // write it, code that sets a header from two string literals (`.Set("Authorization", "…")`),
+    // and name/value pairs (HAR files, Postman: `{"name": "Authorization", "value": "…"}`).
     // The name is the word alone or after `-`, `_` or `proxy` (`HTTP_AUTHORIZATION`,
     // `proxyAuthorization`), not the end of a longer name (`AggregationAuthorization`).
     // gitleaks `authorization-header` / `curl-auth-header`; detect-secrets
@@ -442,7 +443,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "authorization",
         keywords: &["authorization"],
         any_case: true,
-        pattern: r#"(?i:\bauthorization|_authorization|proxyauthorization)(?:["']?[ \t]{0,8}:[ \t]{0,8}["']?|["'][ \t]{0,8},[ \t]{0,8}["'])(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
+        pattern: r#"(?i:\bauthorization|_authorization|proxyauthorization)(?:["']?[ \t]{0,8}:[ \t]{0,8}["']?|["'][ \t]{0,8},[ \t]{0,8}["'](?:(?i:value)["'][ \t]{0,8}:[ \t]{0,8}["'])?)(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
         secret: 2,
         accept: authorization,
         tail: Some(token68),

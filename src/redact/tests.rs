@@ -242,6 +242,23 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     r.pick(40, &format!("{UPPER}{LOWER}")),
                     "\n",
                 ),
+                // Name/value pairs, as ECS task definitions, Kubernetes in JSON and
+                // CloudFormation write them.
+                pos(
+                    "{\"name\":\"AWS_SECRET_ACCESS_KEY\",\"value\":\"",
+                    r.pick(40, &b64()),
+                    "\"}\n",
+                ),
+                pos(
+                    "  - {name: AWS_SECRET_ACCESS_KEY, value: ",
+                    r.pick(40, &b64()),
+                    "}\n",
+                ),
+                pos(
+                    "{ \"Name\": \"AWS_SECRET_ACCESS_KEY\", \"Value\": \"",
+                    r.pick(40, &b64()),
+                    "\" },\n",
+                ),
                 // An XML element, as STS answers.
                 pos(
                     "<SecretAccessKey>",
@@ -260,6 +277,8 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 "set aws_secret_access_key ReplaceWithYourOwnAwsSecretAccessKeyNowV\n".into(),
                 "\tAwsSecretAccessKey: awsSecretAccessKeyFromEnvironmentOrFileV,\n".into(),
                 "AWS_SECRET_ACCESS_KEY_FILE=/run/secrets/MyServiceAwsSecretKeyFileVa\n".into(),
+                // A value taken from elsewhere (an ECS secret from the parameter store).
+                "{\"name\": \"AWS_SECRET_ACCESS_KEY\", \"valueFrom\": \"arn:aws:ssm:eu-west-1:123456789012:parameter/k\"}\n".into(),
                 format!("aws_secret_access_key = {}\n", r.pick(41, &alnum())),
             ],
         ),
@@ -590,6 +609,17 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     r.pick(40, &alnum()),
                     "')\n",
                 ),
+                // Name/value pairs: a HAR file's headers, a Postman collection's.
+                pos(
+                    "{\"name\":\"Authorization\",\"value\":\"Bearer ",
+                    r.pick(40, &alnum()),
+                    "\"},\n",
+                ),
+                pos(
+                    "{\"key\": \"Authorization\", \"value\": \"Basic ",
+                    base64_of(b"user:pass", false),
+                    "\", \"type\": \"text\"}\n",
+                ),
             ],
             vec![
                 "# Clients send the API token as a Bearer token.\n".into(),
@@ -604,6 +634,7 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 "    \"SNSNoAuthorization\": exceptions.SNSNoAuthorization,\n".into(),
                 "curl -H \"Authorization: Bearer YourOpenAIAPIKey\"\n".into(),
                 "xhr.setRequestHeader(\"Authorization\", \"Bearer \" + token);\n".into(),
+                "{\"key\": \"Authorization\", \"value\": \"Bearer {{token}}\"}\n".into(),
                 "Authorization, authentication and accounting (AAA) for 2FA-enabled users\n".into(),
                 "    ('Binary Authorization', k8s_util.GetBinAuthzPolicy(record)),\n".into(),
                 // A name that ends in the word (a CloudFormation resource type).
