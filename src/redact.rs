@@ -591,8 +591,8 @@ struct Found {
 impl Scan {
     /// Redacts `hay[pos..]` as far as it can be decided, appending what to show to `out`, and
     /// returns the position up to which it is done. `hay[..pos]` is context already shown.
-    /// Unless `at_end`, more bytes follow `hay`, and the end is held back: [`MAX_MATCH`] bytes
-    /// while looking for matches, [`HOLD`] in a secret. `mask` names the rules whose keywords
+    /// Unless `at_end`, more bytes follow `hay`, and the end is held back: 2 x [`MAX_MATCH`]
+    /// bytes while looking for matches, [`HOLD`] in a secret. `mask` names the rules whose keywords
     /// occur in `hay`, when the caller knows them.
     fn run(
         &mut self,
