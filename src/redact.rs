@@ -446,7 +446,7 @@ impl LongLine {
         let pos = self
             .scan
             .run(&self.buf, self.ctx, false, None, &mut out, red);
-        let keep = pos.saturating_sub(CONTEXT);
+        let keep = pos.saturating_sub(CONTEXT.max(self.scan.lookback));
         self.buf.drain(..keep);
         self.ctx = pos - keep;
         out
@@ -578,6 +578,9 @@ enum Inline {
 #[derive(Debug, Default, Clone)]
 struct Scan {
     state: Inline,
+    /// Bytes before the position the last [`Scan::run`] returned that the next piece's text
+    /// must start with (on top of [`CONTEXT`]): a match found there whose secret is not over.
+    lookback: usize,
 }
 
 /// One accepted match.
@@ -586,6 +589,30 @@ struct Found {
     start: usize,
     rule: usize,
     secret: (usize, usize),
+    /// Where what the match hides ends, as far as the text goes: its secret, then the tail of an
+    /// open-ended token, or a one-line key's material up to `-----END`.
+    reach: usize,
+}
+
+impl Found {
+    /// The match of `rule` at `start` with `secret`, and how far it reaches in `hay`.
+    fn new(rule: usize, hay: &[u8], start: usize, secret: (usize, usize)) -> Found {
+        let r = &RULES[rule];
+        let reach = if r.inline_key {
+            let bound = hay.len().min(secret.0.saturating_add(MAX_KEY_BLOCK));
+            find_end(&hay[secret.0..bound]).map_or(bound, |i| secret.0 + i)
+        } else if let Some(class) = r.tail {
+            secret.1 + hay[secret.1..].iter().take_while(|&&b| class(b)).count()
+        } else {
+            secret.1
+        };
+        Found {
+            start,
+            rule,
+            secret,
+            reach: reach.max(secret.1),
+        }
+    }
 }
 
 impl Scan {
@@ -606,6 +633,7 @@ impl Scan {
         let len = hay.len();
         let held = |n: usize| if at_end { len } else { len.saturating_sub(n) };
         let mut next: Option<Next> = mask.map(Next::new);
+        self.lookback = 0;
         loop {
             match self.state {
                 Inline::Tail(class) => {
@@ -614,6 +642,7 @@ impl Scan {
                         pos += 1;
                     }
                     if pos == stop && !at_end {
+                        self.lookback = next.as_ref().map_or(0, |n| n.pending(pos));
                         return pos;
                     }
                     self.state = Inline::Plain;
@@ -640,6 +669,7 @@ impl Scan {
                             material: material + take,
                             last,
                         };
+                        self.lookback = next.as_ref().map_or(0, |n| n.pending(pos));
                         return pos;
                     }
                     if &last == b"\\n" {
@@ -648,18 +678,20 @@ impl Scan {
                     self.state = Inline::Plain;
                 }
                 Inline::Plain => {
-                    // A match that starts before `limit` is whole, and so is any match that
-                    // starts before its secret (which lies within MAX_MATCH bytes of its start):
-                    // so no secret can come before the first one found.
+                    // A match that starts before `whole` lies whole in `hay`, so every secret
+                    // that starts before `whole` is known (a match starts before its secret),
+                    // and the first of them can go. Text is shown up to `limit`, where every
+                    // match that starts before it has its secret before `whole`.
+                    let whole = held(MAX_MATCH);
                     let limit = held(2 * MAX_MATCH);
-                    if pos >= limit {
-                        return pos.min(len);
+                    if pos >= len {
+                        return pos;
                     }
                     // A stream's window without any keyword (most of a long line) needs no
                     // finer look.
                     let n = next.get_or_insert_with(|| Next::new(keywords::rules_of(hay)));
                     match n.first(hay, pos) {
-                        Some(f) if f.start < limit => {
+                        Some(f) if f.secret.0 < whole => {
                             out.extend_from_slice(&hay[pos..f.secret.0]);
                             out.extend_from_slice(marker(f.rule).as_bytes());
                             red.count(f.rule);
@@ -675,8 +707,15 @@ impl Scan {
                             }
                         }
                         _ => {
-                            out.extend_from_slice(&hay[pos..limit]);
-                            return limit;
+                            if pos < limit {
+                                out.extend_from_slice(&hay[pos..limit]);
+                                pos = limit;
+                            }
+                            // A match that starts before `pos` and still hides text after it
+                            // is found again in the next piece, and so is one that may start
+                            // between `whole` and `pos`, cut by the end of `hay`.
+                            self.lookback = n.pending(pos).max(pos.saturating_sub(whole));
+                            return pos;
                         }
                     }
                 }
@@ -726,23 +765,34 @@ impl Next {
         Next { slots, locs }
     }
 
-    /// The accepted match whose secret comes first among those that end after `pos`, with its
-    /// secret cut to start at `pos` at the earliest; on a tie, the one whose secret runs on
-    /// longest, then the one that starts first, then the earlier rule.
+    /// The accepted match whose secret comes first among those that hide text after `pos`,
+    /// with its secret cut to start at `pos` at the earliest; on a tie, the one that reaches
+    /// furthest (with its token's tail or key material), then the one that starts first, then
+    /// the earlier rule.
     ///
     /// The order is the secrets', not the matches': what a match shows before its secret (a
     /// URL's user name) may hold another rule's secret (`https://ghp_…:x-oauth-basic@host`).
     /// That secret goes first, and the longer match stays found for its own secret after it.
+    /// A match that reaches further than the one taken stays found too, and hides the rest
+    /// after it.
     fn first(&mut self, hay: &[u8], pos: usize) -> Option<Found> {
         let mut best: Option<Found> = None;
         for rule in 0..RULE_COUNT {
             let mut f = match self.slots[rule] {
                 Slot::Out | Slot::Done => continue,
-                Slot::Found(f) if f.secret.1 > pos => f,
-                Slot::Found(_) | Slot::Unknown => {
+                Slot::Found(f) if f.reach > pos => f,
+                slot => {
+                    // A rule not searched yet looks from the start of `hay`: in a piece of a
+                    // long line, a match may start in the text already shown and hide text
+                    // after `pos`.
+                    let from = if matches!(slot, Slot::Unknown) {
+                        0
+                    } else {
+                        pos
+                    };
                     let locs =
                         self.locs[rule].get_or_insert_with(|| regex(rule).capture_locations());
-                    match find(rule, hay, pos, locs) {
+                    match find(rule, hay, from, pos, locs) {
                         Some(f) => {
                             self.slots[rule] = Slot::Found(f);
                             f
@@ -755,12 +805,25 @@ impl Next {
                 }
             };
             f.secret.0 = f.secret.0.max(pos);
-            let key = |f: &Found| (f.secret.0, std::cmp::Reverse(f.secret.1), f.start);
+            f.secret.1 = f.secret.1.max(f.secret.0);
+            let key = |f: &Found| (f.secret.0, std::cmp::Reverse(f.reach), f.start);
             if best.is_none_or(|b| key(&f) < key(&b)) {
                 best = Some(f);
             }
         }
         best
+    }
+}
+
+impl Next {
+    /// How far before `pos` the earliest match found starts that hides text after `pos`, at
+    /// most 2 x [`MAX_MATCH`] (a match that starts further back has its secret before `pos`).
+    fn pending(&self, pos: usize) -> usize {
+        let starts = self.slots.iter().filter_map(|s| match s {
+            Slot::Found(f) if f.reach > pos && f.start < pos => Some(pos - f.start),
+            _ => None,
+        });
+        starts.max().unwrap_or(0).min(2 * MAX_MATCH)
     }
 }
 
@@ -770,11 +833,13 @@ impl Drop for Next {
     }
 }
 
-/// Rule `rule`'s first accepted match in `hay` that starts at or after `from`.
+/// Rule `rule`'s first accepted match in `hay` that starts at or after `from` and hides text
+/// after `after`.
 fn find(
     rule: usize,
     hay: &[u8],
     mut from: usize,
+    after: usize,
     locs: &mut regex::bytes::CaptureLocations,
 ) -> Option<Found> {
     let re = regex(rule);
@@ -797,11 +862,10 @@ fn find(
             && secret.1 > secret.0
             && (r.accept)(&groups)
         {
-            return Some(Found {
-                start: whole.0,
-                rule,
-                secret,
-            });
+            let f = Found::new(rule, hay, whole.0, secret);
+            if f.reach > after {
+                return Some(f);
+            }
         }
         from = whole.0 + 1;
     }

@@ -182,14 +182,21 @@ fn url_password(g: &Groups<'_>) -> bool {
 /// An `Authorization` value: after `Basic` (and the other schemes whose value is an encoding
 /// of a credential) anything is one; otherwise it must look random (a letter and a digit), so
 /// that prose (`Authorization: required`) and placeholders (`Bearer YOUR_TOKEN`) stay. The
-/// pattern takes the first 64 characters of the value, which is where this looks.
+/// pattern takes the first 64 characters of the value, which is where this looks. Group 1
+/// takes part when the name is followed by a comma and another string: that is a header set
+/// in code only with a scheme word (a list of header names, `["authorization",
+/// "x-amz-content-sha256"]`, is not).
 fn authorization(g: &Groups<'_>) -> bool {
-    let encoded = g.get(1).is_some_and(|s| {
+    let scheme = g.get(2);
+    if g.get(1).is_some() && scheme.is_none() {
+        return false;
+    }
+    let encoded = scheme.is_some_and(|s| {
         [&b"basic"[..], b"negotiate", b"ntlm"]
             .iter()
             .any(|w| s.eq_ignore_ascii_case(w))
     });
-    encoded || g.get(2).is_some_and(mixed)
+    encoded || g.get(3).is_some_and(mixed)
 }
 
 /// Private-key material: always a secret.
@@ -443,8 +450,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "authorization",
         keywords: &["authorization"],
         any_case: true,
-        pattern: r#"(?i:\bauthorization|_authorization|proxyauthorization)(?:["']?[ \t]{0,8}:[ \t]{0,8}["']?|["'][ \t]{0,8},[ \t]{0,8}["'](?:(?i:value)["'][ \t]{0,8}:[ \t]{0,8}["'])?)(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
-        secret: 2,
+        pattern: r#"(?i:\bauthorization|_authorization|proxyauthorization)(?:["']?[ \t]{0,8}:[ \t]{0,8}["']?|["'][ \t]{0,8},[ \t]{0,8}["'](?:(?i:value)["'][ \t]{0,8}:[ \t]{0,8}["']|()))(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
+        secret: 3,
         accept: authorization,
         tail: Some(token68),
         inline_key: false,

@@ -637,6 +637,9 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 "{\"key\": \"Authorization\", \"value\": \"Bearer {{token}}\"}\n".into(),
                 "Authorization, authentication and accounting (AAA) for 2FA-enabled users\n".into(),
                 "    ('Binary Authorization', k8s_util.GetBinAuthzPolicy(record)),\n".into(),
+                // Lists of header names.
+                "allow_headers = [\"authorization\", \"x-amz-content-sha256\", \"x-b3-traceid\"]\n"
+                    .into(),
                 // A name that ends in the word (a CloudFormation resource type).
                 format!(
                     "  \"AWS::Config::AggregationAuthorization\": \"{}\",\n",
@@ -788,19 +791,31 @@ fn a_secret_in_what_another_match_shows_goes_too() {
             mark("url-password")
         );
         assert_eq!(redact(&line), want);
-        // In a line read in pieces, with the URL at every offset from a window's seam.
-        for pad in [0, 1, 200, MAX_MATCH - 1, MAX_MATCH, 2 * MAX_MATCH + 3] {
-            let filler = "w".repeat(MAX_LINE + pad);
-            let long = format!("{filler}{line}");
-            let want = format!("{filler}{want}");
-            for sizes in [&[4096][..], &[MAX_MATCH], &[1, 7, 1000, 33]] {
-                let got = stream(&mut Redactor::new(), long.as_bytes(), sizes);
-                assert_eq!(
-                    String::from_utf8_lossy(&got),
-                    want,
-                    "pad {pad}, pieces {sizes:?}"
-                );
-            }
+        assert_at_every_seam(&line, &want);
+    }
+}
+
+/// Checks that `line` (a short line) comes out as `want` inside a long line read in pieces,
+/// wherever the first piece's end falls in it: the first scan of a long line stops at
+/// the piece's end less the hold-back, and a match there must not be lost to the next piece.
+fn assert_at_every_seam(line: &str, want: &str) {
+    let first = 1 << 16;
+    for pad in (0..3 * MAX_MATCH + line.len()).step_by(7) {
+        let filler = "w".repeat(first - 3 * MAX_MATCH + pad);
+        let after = "w".repeat(4 * MAX_MATCH);
+        let long = format!("{filler} {} {after}\n", line.trim_end());
+        let want = format!("{filler} {} {after}\n", want.trim_end());
+        for sizes in [&[first][..], &[first, 4093]] {
+            let got =
+                String::from_utf8_lossy(&stream(&mut Redactor::new(), long.as_bytes(), sizes))
+                    .into_owned();
+            // Only the part around the URL: the filler would drown the message.
+            let at = filler.len().saturating_sub(20);
+            assert_eq!(
+                &got[at.min(got.len())..],
+                &want[at..],
+                "pad {pad}, pieces {sizes:?}"
+            );
         }
     }
 }
@@ -831,6 +846,47 @@ fn pair_of_aws_keys() {
             vec![("aws-access-key-id", 1), ("aws-secret-access-key", 1)]
         );
     }
+    assert_at_every_seam(&format!("{id},{key}"), &format!("{i},{k}"));
+}
+
+#[test]
+fn a_match_that_reaches_further_hides_the_rest() {
+    // Two secrets that start at the same byte: the one whose token runs on further goes, not
+    // the one whose pattern is longer. A JWT with a long header (its pattern runs past the 64
+    // characters the Authorization rule's pattern takes) in an Authorization header, followed
+    // by SD-JWT disclosures (`~…`), which the JWT's characters do not take but a header
+    // credential's do.
+    let mut rng = Rng(33);
+    let head = base64_of(
+        format!(
+            r#"{{"alg":"ES256","typ":"vc+sd-jwt","kid":"{}"}}"#,
+            rng.pick(40, &alnum())
+        )
+        .as_bytes(),
+        true,
+    );
+    let jwt = format!("{head}.{}", fake_jwt(&mut rng).split_once('.').unwrap().1);
+    let disclosure = base64_of(
+        format!(r#"["{}","email"]"#, rng.pick(22, &alnum())).as_bytes(),
+        true,
+    );
+    let line = format!("Authorization: Bearer {jwt}~{disclosure}~\n");
+    assert_eq!(
+        redact(&line),
+        format!("Authorization: Bearer {}\n", mark("authorization"))
+    );
+    // A private key on one line whose material starts with a token: the key's material runs on
+    // to its END marker, so the key goes, not the token alone.
+    let token = format!("{GHP}{}", rng.pick(36, &alnum()));
+    let line = format!(
+        "{{\"private_key\": \"-----BEGIN {PRIV}----- {token}+{}\\n-----END {PRIV}-----\\n\"}}\n",
+        rng.pick(64, &b64())
+    );
+    let want = format!(
+        "{{\"private_key\": \"-----BEGIN {PRIV}----- {}\\n-----END {PRIV}-----\\n\"}}\n",
+        mark("private-key")
+    );
+    assert_eq!(redact(&line), want);
 }
 
 #[test]
