@@ -557,6 +557,11 @@ fn last(bytes: &[u8], n: usize) -> &[u8] {
     &bytes[bytes.len().saturating_sub(n)..]
 }
 
+/// Characters a token goes on with: base64 in both alphabets, and `-._~`.
+fn token_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"+/=-._~".contains(&b)
+}
+
 /// Where a scan of one line stands between two pieces.
 #[derive(Debug, Default, Clone, Copy)]
 enum Inline {
@@ -654,9 +659,11 @@ impl Scan {
                         None => (held(HOLD).max(pos) - pos, at_end),
                     };
                     if take >= room {
-                        // The bound: what follows is shown as text.
+                        // The bound: what follows is shown as text, once the run of token
+                        // characters in progress is over (a token that began inside the
+                        // material may go on past the bound).
                         pos += room;
-                        self.state = Inline::Plain;
+                        self.state = Inline::Tail(token_char);
                         continue;
                     }
                     let mut last = last;

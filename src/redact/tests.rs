@@ -1149,6 +1149,31 @@ fn an_inline_key_without_end_hides_the_rest_of_its_line() {
 }
 
 #[test]
+fn a_token_that_runs_past_a_one_line_keys_bound_goes_whole() {
+    // Material past MAX_KEY_BLOCK is shown as text, but not the rest of a token that began
+    // inside the material: a line in pieces hides it through its end.
+    let mut rng = Rng(34);
+    let tail = rng.pick(1500, &alnum());
+    let material = format!(
+        "MII{}/{GHP}{tail}",
+        rng.pick(MAX_KEY_BLOCK - 1000, &alnum())
+    );
+    let line = format!("\"-----BEGIN {PRIV}-----\\n{material} after\\n-----END {PRIV}-----\\n\"\n");
+    let want = format!(
+        "\"-----BEGIN {PRIV}-----\\n{} after\\n-----END {PRIV}-----\\n\"\n",
+        mark("private-key")
+    );
+    assert_eq!(
+        whole(&mut Redactor::new(), line.as_bytes()),
+        want.as_bytes()
+    );
+    for sizes in [&[1 << 16][..], &[4093]] {
+        let got = stream(&mut Redactor::new(), line.as_bytes(), sizes);
+        assert_eq!(String::from_utf8_lossy(&got), want, "pieces {sizes:?}");
+    }
+}
+
+#[test]
 fn a_line_that_opens_a_block_opens_it_whatever_came_before() {
     // An END and a new BEGIN on one line: a block opens after it, inside a block or not, so that
     // a reader that starts without the state before (skip_window) agrees with one from the start.
