@@ -824,7 +824,10 @@ impl Next {
 
 impl Next {
     /// How far before `pos` the earliest match found starts that hides text after `pos`, at
-    /// most 2 x [`MAX_MATCH`] (a match that starts further back has its secret before `pos`).
+    /// most 2 x [`MAX_MATCH`], which bounds what a piece keeps. A match that starts further back
+    /// has its secret before `pos` and reaches past it only by a token's tail or key material,
+    /// which the scan's state carries on (and after a one-line key's bound, the run of token
+    /// characters in progress).
     fn pending(&self, pos: usize) -> usize {
         let starts = self.slots.iter().filter_map(|s| match s {
             Slot::Found(f) if f.reach > pos && f.start < pos => Some(pos - f.start),
