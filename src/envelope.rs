@@ -1059,13 +1059,13 @@ fn work_mask(block: &[u8; 16]) -> u32 {
 /// thus costs one 16-byte move per block, however short the runs between escapes are (in text,
 /// each line is a run).
 pub fn escape_json(out: &mut Vec<u8>, raw: &[u8], last: bool) -> (usize, usize) {
-    /// Input bytes per reservation of spare capacity, to bound what a piece of escapes takes.
-    const PIECE: usize = 8192;
+    /// Input bytes per reservation of spare capacity, to bound what a stretch of escapes takes.
+    const STRETCH: usize = 8192;
     let n = raw.len();
     let mut decoded = 0;
     let mut i = 0; // bytes before `i` are written to `out`
     while i + 16 <= n {
-        let end = n.min(i + PIECE);
+        let end = n.min(i + STRETCH);
         // Every input byte becomes at most six output bytes, and a write may run 16 bytes past
         // what it keeps. So the capacity left never falls below what the next write needs.
         out.reserve(6 * (end - i) + 16);
@@ -1138,11 +1138,13 @@ pub fn escape_json(out: &mut Vec<u8>, raw: &[u8], last: bool) -> (usize, usize) 
     (n, decoded)
 }
 
+/// Hexadecimal digits of `\uXXXX` escapes, in lowercase as serde_json writes them.
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
 /// The JSON escape of each ASCII byte, padded to eight bytes, and its length: the byte itself for
 /// those that need none, `\"`, `\\`, `\n`, `\t`, `\r`, `\b`, `\f`, and `\u00XX` for the other C0
 /// controls and DEL (RFC 8259, section 7, and docs/contract.md#envelope).
 static ASCII_ESCAPES: [([u8; 8], u8); 128] = {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut table = [([0; 8], 0); 128];
     let mut b = 0;
     while b < 128 {
@@ -1174,26 +1176,10 @@ static ASCII_ESCAPES: [([u8; 8], u8); 128] = {
 /// of (when not `last`).
 #[inline]
 fn escape_one(out: &mut Vec<u8>, raw: &[u8], i: usize, last: bool) -> Option<(usize, usize)> {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let b = raw[i];
     if b < 0x80 {
-        match b {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x0C => out.extend_from_slice(b"\\f"),
-            _ => out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[(b >> 4) as usize],
-                HEX[(b & 15) as usize],
-            ]),
-        }
+        let (bytes, len) = &ASCII_ESCAPES[usize::from(b)];
+        out.extend_from_slice(&bytes[..usize::from(*len)]);
         return Some((1, 1));
     }
     // A multi-byte sequence: valid, invalid, or cut off by the end of `raw`.
@@ -1377,8 +1363,8 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::test_runner::Config::with_cases(32))]
-        /// Texts of several reservation pieces, mostly plain, so that most blocks are clean and
-        /// escapes and multi-byte sequences fall at every offset, across the pieces' seams too.
+        /// Texts of several reservation stretches, mostly plain, so that most blocks are clean and
+        /// escapes and multi-byte sequences fall at every offset, across the stretches' seams too.
         #[test]
         fn escaping_agrees_with_the_reference_on_long_texts(
             raw in proptest::collection::vec(
