@@ -369,9 +369,18 @@ impl Filter {
     }
 
     /// Whether no private-key block is open and none opens in `lines`: then [`Filter::skip`] of
-    /// any of them changes nothing, and a reader may leave it out.
+    /// any of them only looks at the last one, and a reader may call
+    /// [`Filter::skip_settled`] instead.
     pub fn settled(&self, lines: &[u8]) -> bool {
         self.red.as_ref().is_none_or(|r| r.settled(lines))
+    }
+
+    /// [`Filter::skip`] of lines that [`Filter::settled`] approved: a look at the last of them
+    /// (a name line of a name/value pair puts its value on the next line).
+    pub fn skip_settled(&mut self, lines: &[u8]) {
+        if let Some(r) = &mut self.red {
+            r.skip_settled(lines);
+        }
     }
 
     /// Reads past whole lines without showing them: only the private-key state moves on, and

@@ -63,10 +63,58 @@ const CONTEXT: usize = 8;
 const HOLD: usize = 8;
 
 static REGEXES: [OnceLock<Regex>; RULE_COUNT] = [const { OnceLock::new() }; RULE_COUNT];
+static NAMES: [OnceLock<Regex>; RULE_COUNT] = [const { OnceLock::new() }; RULE_COUNT];
 
 /// Rule `i`'s pattern, compiled on first use.
 fn regex(i: usize) -> &'static Regex {
     REGEXES[i].get_or_init(|| compile(RULES[i].pattern))
+}
+
+/// The rules whose values follow a name line ([`Rule::name`]), one bit each: their patterns are
+/// looked for only at the start of the line after one.
+static PAIRS: u32 = {
+    let (mut bits, mut i) = (0, 0);
+    while i < RULE_COUNT {
+        if RULES[i].name.is_some() {
+            bits |= 1 << i;
+        }
+        i += 1;
+    }
+    bits
+};
+
+/// The longest name line ([`Rule::name`]): a longer line is none.
+const NAME_MAX: usize = 256;
+
+/// The rules with a name pattern in `mask` (the rules whose keywords occur in `body`) of which
+/// `body`, a line without its terminator, is the name line.
+fn names(body: &[u8], mask: u32) -> u32 {
+    let mut pairs = mask & PAIRS;
+    if pairs == 0 || body.len() > NAME_MAX {
+        return 0;
+    }
+    let mut bits = pairs;
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        let pattern = RULES[i].name.expect("a rule in PAIRS has a name pattern");
+        if !NAMES[i].get_or_init(|| compile(pattern)).is_match(body) {
+            pairs &= !(1 << i);
+        }
+    }
+    pairs
+}
+
+/// The rules of which the last line of `lines` (whole lines) is the name line.
+fn names_at_end(lines: &[u8]) -> u32 {
+    let head = &lines[..lines.len().saturating_sub(1)];
+    let start = memchr::memrchr(b'\n', head).map_or(0, |i| i + 1);
+    let (body, _) = split_terminator(&lines[start..]);
+    // Every name line holds a `:`, and few lines are short enough.
+    if body.len() > NAME_MAX || memchr::memchr(b':', body).is_none() {
+        return 0;
+    }
+    names(body, keywords::rules_in(body))
 }
 
 fn compile(pattern: &str) -> Regex {
@@ -146,6 +194,9 @@ pub enum Shown {
 #[derive(Debug, Default, Clone)]
 pub struct Redactor {
     block: Option<Block>,
+    /// The rules of which the last line was the name line ([`Rule::name`]): the next line may
+    /// hold their values.
+    pairs: u32,
     tally: Tally,
     /// The rules counted for the last line, for [`Redactor::discard_last`].
     last: Vec<usize>,
@@ -168,21 +219,22 @@ impl Redactor {
 
     /// Whether `lines` (one or more whole lines, the last maybe without `\n`) would all come
     /// out of [`Redactor::line`] unchanged: no rule's keyword occurs in them (as its rule
-    /// compares it, see [`Rule::any_case`]) and no private-key block is open. A true answer
+    /// compares it, see [`Rule::any_case`]), no private-key block is open, and the line before
+    /// them was no name line of a name/value pair. A true answer
     /// leaves the state as it was, so the caller may show the lines as they are without calling
     /// `line`.
     pub fn passes(&self, lines: &[u8]) -> bool {
-        self.block.is_none() && !keywords::any(lines)
+        self.at_rest() && !keywords::any(lines)
     }
 
     /// How many bytes at the start of `lines` (whole lines, the last maybe without `\n`) are
     /// whole lines that [`Redactor::line`] would all leave unchanged, as [`Redactor::passes`]
     /// decides for a batch: the start of the first line that holds a keyword (0 while a block
-    /// is open), or all of `lines`. A reader shows that much as it is, gives the next line to
+    /// is open or the line before was a name line), or all of `lines`. A reader shows that much as it is, gives the next line to
     /// `line`, and asks again from the line after it; each byte is searched once, so a batch
     /// with a keyword in one line costs little more than one that has none.
     pub fn clean_prefix(&self, lines: &[u8]) -> usize {
-        if self.block.is_some() {
+        if !self.at_rest() {
             return 0;
         }
         match keywords::find(lines) {
@@ -196,32 +248,53 @@ impl Redactor {
     /// [`Redactor::long_line`]). Counts what it replaces.
     pub fn line(&mut self, line: &[u8]) -> Shown {
         self.last.clear();
+        let pairs = std::mem::take(&mut self.pairs);
         let (body, term) = split_terminator(line);
         if let Some(block) = self.block {
             return self.in_block(block, line, body, term);
         }
         match keywords::rules_of(line) {
-            0 => Shown::Same,
-            mask => self.plain(body, term, mask),
+            0 if pairs == 0 => Shown::Same,
+            mask => self.plain(body, term, mask, pairs),
         }
     }
 
+    /// Whether no private-key block is open and the last line was no name line: the state in
+    /// which a line without keywords comes out unchanged.
+    fn at_rest(&self) -> bool {
+        self.block.is_none() && self.pairs == 0
+    }
+
     /// Whether no private-key block is open and none opens in `lines`, so that
-    /// [`Redactor::skip`] of any of them leaves the state as it is (a line that opens one holds
+    /// [`Redactor::skip`] of any of them only moves on what the last of them tells
+    /// ([`Redactor::skip_settled`] does that alone; a line that opens a block holds
     /// `-----BEGIN`).
     pub fn settled(&self, lines: &[u8]) -> bool {
         self.block.is_none() && find_begin(lines).is_none()
+    }
+
+    /// [`Redactor::skip`] of `lines` for which [`Redactor::settled`] holds: only whether the
+    /// last of them is a name line ([`Rule::name`]) moves on, at the cost of a look at that
+    /// line alone.
+    pub fn skip_settled(&mut self, lines: &[u8]) {
+        if !lines.is_empty() {
+            self.pairs = names_at_end(lines);
+        }
     }
 
     /// Moves past `lines` (whole lines) that the caller will not show, following private-key
     /// blocks without counting anything: grep, which shows only the lines that match, and
     /// tail, which starts from a window before the lines it shows, keep the block state right
     /// at a fraction of the cost of [`Redactor::line`]. A block whose marker line was skipped
-    /// shows its marker on the first of its lines that is shown.
+    /// shows its marker on the first of its lines that is shown, and a value whose name line
+    /// was skipped last goes as it would after that line was shown. Skipping nothing changes
+    /// nothing.
     pub fn skip(&mut self, lines: &[u8]) {
         if self.settled(lines) {
+            self.skip_settled(lines);
             return;
         }
+        self.pairs = 0;
         for line in lines.split_inclusive(|&b| b == b'\n') {
             let (body, _) = split_terminator(line);
             if let Some(block) = &mut self.block {
@@ -242,6 +315,9 @@ impl Redactor {
                 });
             }
         }
+        if self.block.is_none() {
+            self.pairs = names_at_end(lines);
+        }
     }
 
     /// Moves past `before`, the bytes just before a window that a reader starts at without
@@ -251,6 +327,9 @@ impl Redactor {
     /// taken for the end of a BEGIN line when it could be one ([`LOOKBACK`] says why). A reader
     /// from the window on then shows no key material that a reader from the start hides.
     pub fn skip_window(&mut self, before: &[u8], inside_line: bool) {
+        // The piece of a line that `before` may begin with is no name line: one is shorter
+        // than a look-back.
+        self.pairs = 0;
         let mut rest = before;
         if inside_line {
             let end = memchr::memchr(b'\n', before).map_or(before.len(), |i| i + 1);
@@ -269,6 +348,7 @@ impl Redactor {
     /// one block to the next).
     pub fn long_line(&mut self) -> LongLine {
         self.last.clear();
+        let pairs = std::mem::take(&mut self.pairs);
         let hidden = match &mut self.block {
             Some(b) if b.material < MAX_KEY_BLOCK => true,
             Some(_) => {
@@ -283,7 +363,10 @@ impl Redactor {
             ends_block: false,
             buf: Vec::new(),
             ctx: 0,
-            scan: Scan::default(),
+            scan: Scan {
+                pairs,
+                ..Scan::default()
+            },
             opener: Opener::default(),
         }
     }
@@ -308,19 +391,25 @@ impl Redactor {
         self.last.push(rule);
     }
 
-    /// A line outside any block that holds a keyword (`mask` names the rules whose keywords
-    /// occur in it): its secrets, and whether it opens a block. A line that opens one does so
-    /// whatever the state before it (an `END` before its marker closes the old block first), so
-    /// that [`Redactor::skip_window`], which starts without knowing that state, agrees.
-    fn plain(&mut self, body: &[u8], term: &[u8], mask: u32) -> Shown {
+    /// A line outside any block that holds a keyword or follows a name line (`mask` names the
+    /// rules whose keywords occur in it, `pairs` those whose name the line before was): its
+    /// secrets, and whether it opens a block or is a name line. A line that opens a block does
+    /// so whatever the state before it (an `END` before its marker closes the old block first),
+    /// so that [`Redactor::skip_window`], which starts without knowing that state, agrees.
+    fn plain(&mut self, body: &[u8], term: &[u8], mask: u32, pairs: u32) -> Shown {
         if opens_block(body) {
             self.block = Some(Block {
                 material: 0,
                 shown: false,
             });
+        } else {
+            self.pairs = names(body, mask);
         }
         let mut out = Vec::new();
-        let mut scan = Scan::default();
+        let mut scan = Scan {
+            pairs,
+            ..Scan::default()
+        };
         let before = self.last.len();
         scan.run(body, 0, true, Some(mask), &mut out, self);
         if self.last.len() == before {
@@ -339,7 +428,7 @@ impl Redactor {
                 .iter()
                 .any(|&b| !matches!(b, b'"' | b'\'' | b' ' | b'\t' | b'\\'));
             if !material {
-                return self.plain(body, term, keywords::rules_of(body));
+                return self.plain(body, term, keywords::rules_of(body), 0);
             }
             // Key material before the END marker on the same line: it goes too.
             let mut out = body[..indent].to_vec();
@@ -347,7 +436,7 @@ impl Redactor {
                 out.extend_from_slice(marker(rules::private_key()).as_bytes());
                 self.count(rules::private_key());
             }
-            match self.plain(&body[i..], term, keywords::rules_of(&body[i..])) {
+            match self.plain(&body[i..], term, keywords::rules_of(&body[i..]), 0) {
                 Shown::Replaced(rest) => out.extend_from_slice(&rest),
                 _ => {
                     out.extend_from_slice(&body[i..]);
@@ -361,7 +450,7 @@ impl Redactor {
             self.block = None;
             return match keywords::rules_of(line) {
                 0 => Shown::Same,
-                mask => self.plain(body, term, mask),
+                mask => self.plain(body, term, mask, 0),
             };
         }
         block.material += line.len();
@@ -583,6 +672,9 @@ enum Inline {
 #[derive(Debug, Default, Clone)]
 struct Scan {
     state: Inline,
+    /// The rules whose values may start the text ([`Rule::name`]: the line before was their
+    /// name line), for the first [`Scan::run`] only.
+    pairs: u32,
     /// Bytes before the position the last [`Scan::run`] returned that the next piece's text
     /// must start with (on top of [`CONTEXT`]): a match found there whose secret is not over.
     lookback: usize,
@@ -637,7 +729,11 @@ impl Scan {
     ) -> usize {
         let len = hay.len();
         let held = |n: usize| if at_end { len } else { len.saturating_sub(n) };
-        let mut next: Option<Next> = mask.map(Next::new);
+        // A rule of a pair is looked for only where the line after its name line starts; its
+        // keywords are the name line's.
+        let pairs = std::mem::take(&mut self.pairs);
+        let rules = |mask: u32| mask & !PAIRS | pairs;
+        let mut next: Option<Next> = mask.map(|m| Next::new(rules(m)));
         self.lookback = 0;
         loop {
             match self.state {
@@ -696,7 +792,7 @@ impl Scan {
                     }
                     // A stream's window without any keyword (most of a long line) needs no
                     // finer look.
-                    let n = next.get_or_insert_with(|| Next::new(keywords::rules_of(hay)));
+                    let n = next.get_or_insert_with(|| Next::new(rules(keywords::rules_of(hay))));
                     match n.first(hay, pos) {
                         Some(f) if f.secret.0 < whole => {
                             out.extend_from_slice(&hay[pos..f.secret.0]);
@@ -755,6 +851,8 @@ thread_local! {
 /// once per secret.
 struct Next {
     slots: [Slot; RULE_COUNT],
+    /// The rules whose slots are neither [`Slot::Out`] nor [`Slot::Done`], one bit each.
+    live: u32,
     locs: Vec<Option<regex::bytes::CaptureLocations>>,
 }
 
@@ -769,7 +867,11 @@ impl Next {
                 *s = Slot::Unknown;
             }
         }
-        Next { slots, locs }
+        Next {
+            slots,
+            live: mask,
+            locs,
+        }
     }
 
     /// The accepted match whose secret comes first among those that hide text after `pos`,
@@ -784,7 +886,10 @@ impl Next {
     /// after it.
     fn first(&mut self, hay: &[u8], pos: usize) -> Option<Found> {
         let mut best: Option<Found> = None;
-        for rule in 0..RULE_COUNT {
+        let mut live = self.live;
+        while live != 0 {
+            let rule = live.trailing_zeros() as usize;
+            live &= live - 1;
             let mut f = match self.slots[rule] {
                 Slot::Out | Slot::Done => continue,
                 Slot::Found(f) if f.reach > pos => f,
@@ -806,6 +911,7 @@ impl Next {
                         }
                         None => {
                             self.slots[rule] = Slot::Done;
+                            self.live &= !(1 << rule);
                             continue;
                         }
                     }

@@ -33,6 +33,11 @@ pub struct Rule {
     /// compared ignoring ASCII case. Most credential formats fix the case of their prefix
     /// (`AKIA`, `ghp_`), and a keyword compared as written is rarer in ordinary text.
     pub any_case: bool,
+    /// A pattern that a whole line (without its terminator) must match for `pattern` to be
+    /// looked for, only at the start of the line right after it: a name/value pair written over
+    /// two lines (Kubernetes' `- name: AWS_SECRET_ACCESS_KEY` then `value: …`). The keywords are
+    /// then those of the name line, and the match of `pattern` holds none.
+    pub name: Option<&'static str>,
     /// The pattern (`regex` syntax, matched on bytes with Unicode off: classes are ASCII).
     pub pattern: &'static str,
     /// The capture group that is the secret (0: the whole match); the rest of the match is
@@ -187,23 +192,58 @@ fn url_password(g: &Groups<'_>) -> bool {
 /// in code only with a scheme word (a list of header names, `["authorization",
 /// "x-amz-content-sha256"]`, is not).
 fn authorization(g: &Groups<'_>) -> bool {
-    let scheme = g.get(2);
-    if g.get(1).is_some() && scheme.is_none() {
+    if g.get(1).is_some() && g.get(2).is_none() {
         return false;
     }
+    credential(g.get(2), g.get(3))
+}
+
+/// An `Authorization` value on the line after its name ([`authorization`]'s test): group 1 is
+/// the scheme word, group 2 the credential.
+fn authorization_value(g: &Groups<'_>) -> bool {
+    credential(g.get(1), g.get(2))
+}
+
+/// Whether `value` after `scheme` is a credential: anything after a scheme whose value encodes
+/// one, else a value that looks random.
+fn credential(scheme: Option<&[u8]>, value: Option<&[u8]>) -> bool {
     let encoded = scheme.is_some_and(|s| {
         [&b"basic"[..], b"negotiate", b"ntlm"]
             .iter()
             .any(|w| s.eq_ignore_ascii_case(w))
     });
-    encoded || g.get(3).is_some_and(mixed)
+    encoded || value.is_some_and(mixed)
+}
+
+/// The start of a name line of a name/value pair ([`Rule::name`]): indentation, YAML's list
+/// dash, and the `name` (or `key`) field, quoted or not (Kubernetes, CloudFormation, ECS task
+/// definitions and HAR files in JSON, Postman collections).
+macro_rules! name_line {
+    ($name:literal) => {
+        concat!(
+            r#"(?i)^[ \t]{0,64}(?:-[ \t]{1,8})?["']?(?:name|key)["']?[ \t]{0,8}:[ \t]{0,8}["']?(?:"#,
+            $name,
+            r#")["']?[ \t]{0,8},?[ \t]{0,8}$"#
+        )
+    };
+}
+
+/// The start of a value line of a name/value pair: indentation and the `value` field, quoted or
+/// not, up to the value's first quote.
+macro_rules! value_line {
+    ($value:literal) => {
+        concat!(
+            r#"^[ \t]{0,64}["']?(?i:value)["']?[ \t]{0,8}:[ \t]{0,8}["']?"#,
+            $value
+        )
+    };
 }
 
 /// Private-key material: always a secret.
 const KEY: &str = "private-key";
 
 /// The number of rules in [`RULES`].
-pub const RULE_COUNT: usize = 18;
+pub const RULE_COUNT: usize = 20;
 
 /// The rules, in priority order: when two secrets start and end at the same bytes and their
 /// matches start at the same byte, the earlier rule names the marker.
@@ -214,6 +254,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "aws-access-key-id",
         keywords: &["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
         any_case: false,
+        name: None,
         pattern: r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b",
         secret: 0,
         accept: aws_access_key_id,
@@ -235,6 +276,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "aws-secret-access-key",
         keywords: &["secret"],
         any_case: true,
+        name: None,
         pattern: r#"(?i:aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10}|secret[_.-]?key)\\?["']?(?:[ \t]{0,32}(?::=|=>|:|=|>)[ \t]{0,32}|[ \t]{1,32}|[ \t]{0,8},[ \t]{0,8}\\?["']?(?i:value)\\?["']?[ \t]{0,8}[:=][ \t]{0,8})\\?["']?((?:[A-Za-z0-9+]|\\?/|%2[BbFf]){40})(?:[^A-Za-z0-9/+=%\\]|\\[^/]|$)"#,
         secret: 1,
         accept: aws_secret,
@@ -249,9 +291,27 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "aws-secret-access-key",
         keywords: &["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
         any_case: false,
+        name: None,
         pattern: r#"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\\?["']?(?:[ \t]{0,8}[,;|:=][ \t]{0,8}|[ \t]{1,8})\\?["']?([A-Za-z0-9+/]{40})(?:[^A-Za-z0-9/+=]|$)"#,
         secret: 1,
         accept: aws_secret_after_id,
+        tail: None,
+        inline_key: false,
+    },
+    // An AWS secret access key as the value of a name/value pair over two lines: Kubernetes'
+    // `env` (`- name: AWS_SECRET_ACCESS_KEY`, then `value: KEY`), CloudFormation's `Name` and
+    // `Value`, and the same pairs in pretty-printed JSON (ECS task definitions). The names are
+    // the first entry's (also at the end of a longer name, `MINIO_SECRET_KEY`). detect-secrets `AWSKeyDetector`; gitleaks documents the key's shape.
+    Rule {
+        id: "aws-secret-access-key",
+        keywords: &["secret"],
+        any_case: true,
+        name: Some(name_line!(
+            r"[A-Za-z0-9_.-]{0,32}(?:aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10}|secret[_.-]?key)"
+        )),
+        pattern: value_line!(r"([A-Za-z0-9+/]{40})(?:[^A-Za-z0-9/+=]|$)"),
+        secret: 1,
+        accept: aws_secret,
         tail: None,
         inline_key: false,
     },
@@ -263,6 +323,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "github-token",
         keywords: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
         any_case: false,
+        name: None,
         pattern: r"\bgh[pousr]_[A-Za-z0-9]{36}",
         secret: 0,
         accept: always,
@@ -275,6 +336,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "github-fine-grained-token",
         keywords: &["github_pat_"],
         any_case: false,
+        name: None,
         pattern: r"\bgithub_pat_[A-Za-z0-9_]{82}",
         secret: 0,
         accept: always,
@@ -288,6 +350,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "gitlab-token",
         keywords: &["glpat-", "gldt-", "glptt-", "glrt-"],
         any_case: false,
+        name: None,
         pattern: r"\bgl(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20}",
         secret: 0,
         accept: always,
@@ -302,6 +365,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "slack-token",
         keywords: &["xox", "xapp-"],
         any_case: false,
+        name: None,
         pattern: r"\b(?:xox[abeoprs]-[0-9]{1,20}-[A-Za-z0-9-]{6}|xapp-[0-9]-[A-Z0-9]{6})",
         secret: 0,
         accept: always,
@@ -314,6 +378,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "slack-webhook",
         keywords: &["hooks.slack.com"],
         any_case: true,
+        name: None,
         pattern: r"(?i:https://hooks\.slack\.com/(?:services|workflows|triggers)/)([A-Za-z0-9+/]{16})",
         secret: 1,
         accept: always,
@@ -326,6 +391,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "stripe-key",
         keywords: &["k_live_", "k_test_", "k_prod_"],
         any_case: false,
+        name: None,
         pattern: r"\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10}",
         secret: 0,
         accept: always,
@@ -338,6 +404,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "npm-token",
         keywords: &["npm_"],
         any_case: false,
+        name: None,
         pattern: r"\bnpm_[A-Za-z0-9]{36}",
         secret: 0,
         accept: npm,
@@ -350,6 +417,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "pypi-token",
         keywords: &["pypi-"],
         any_case: false,
+        name: None,
         pattern: r"\bpypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50}",
         secret: 0,
         accept: always,
@@ -361,6 +429,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "google-api-key",
         keywords: &["AIza"],
         any_case: false,
+        name: None,
         pattern: r"\b(AIza[A-Za-z0-9_-]{35})(?:[^A-Za-z0-9_-]|$)",
         secret: 1,
         accept: always,
@@ -374,6 +443,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "anthropic-api-key",
         keywords: &["sk-ant-"],
         any_case: false,
+        name: None,
         pattern: r"\bsk-ant-[a-z]{2,10}[0-9]{2}-[A-Za-z0-9_-]{32}",
         secret: 0,
         accept: always,
@@ -387,6 +457,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "openai-api-key",
         keywords: &["T3BlbkFJ", "sk-proj-", "sk-svcacct-", "sk-admin-"],
         any_case: false,
+        name: None,
         pattern: r"\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40}|[A-Za-z0-9_-]{16,250}T3BlbkFJ[A-Za-z0-9_-]{16})",
         secret: 0,
         accept: always,
@@ -402,6 +473,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "jwt",
         keywords: &[".eyJ"],
         any_case: false,
+        name: None,
         pattern: r"\beyJ[A-Za-z0-9_-]{4,256}\.eyJ[A-Za-z0-9_-]{4}|\.eyJ[A-Za-z0-9_-]{4}",
         secret: 0,
         accept: always,
@@ -417,6 +489,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: KEY,
         keywords: &["PRIVATE KEY"],
         any_case: false,
+        name: None,
         pattern: r"-----BEGIN[ A-Z0-9]{0,32}PRIVATE KEY(?: BLOCK)?-----(?:\\[nr]|[ \t]){0,16}([A-Za-z0-9+/])",
         secret: 1,
         accept: always,
@@ -431,6 +504,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "url-password",
         keywords: &["://"],
         any_case: false,
+        name: None,
         pattern: r#"([A-Za-z][A-Za-z0-9+.-]{0,30})://([^\s:@/?#"'<>]{0,128}):([^\s/?#"'<>]{1,256})@[A-Za-z0-9\[]"#,
         secret: 3,
         accept: url_password,
@@ -450,9 +524,28 @@ pub static RULES: [Rule; RULE_COUNT] = [
         id: "authorization",
         keywords: &["authorization"],
         any_case: true,
+        name: None,
         pattern: r#"(?i:\bauthorization|_authorization|proxyauthorization)(?:["']?[ \t]{0,8}:[ \t]{0,8}["']?|["'][ \t]{0,8},[ \t]{0,8}["'](?:(?i:value)["'][ \t]{0,8}:[ \t]{0,8}["']|()))(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
         secret: 3,
         accept: authorization,
+        tail: Some(token68),
+        inline_key: false,
+    },
+    // An `Authorization` header as a name/value pair over two lines: Kubernetes probes'
+    // `httpHeaders` (`- name: Authorization`, then `value: Bearer …`), and pretty-printed HAR
+    // files and Postman collections. The value is judged as the first entry judges it.
+    Rule {
+        id: "authorization",
+        keywords: &["authorization"],
+        any_case: true,
+        name: Some(name_line!(
+            r"(?:[A-Za-z0-9]{1,16}[_-]|proxy-?)?authorization"
+        )),
+        pattern: value_line!(
+            r"(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"
+        ),
+        secret: 2,
+        accept: authorization_value,
         tail: Some(token68),
         inline_key: false,
     },

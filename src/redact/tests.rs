@@ -315,6 +315,50 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
             ],
         ),
         (
+            // A name/value pair over two lines.
+            "aws-secret-access-key",
+            vec![
+                // Kubernetes' env, CloudFormation in YAML, an ECS task definition in JSON.
+                pos(
+                    "        - name: AWS_SECRET_ACCESS_KEY\n          value: ",
+                    r.pick(40, &b64()),
+                    "\n",
+                ),
+                pos(
+                    "- name: MINIO_SECRET_KEY\n  value: ",
+                    r.pick(40, &b64()),
+                    "\n",
+                ),
+                pos(
+                    "  - Name: aws_secret_access_key\r\n    Value: \"",
+                    r.pick(40, &b64()),
+                    "\"\r\n",
+                ),
+                pos(
+                    "        {\n          \"name\": \"AWS_SECRET_ACCESS_KEY\",\n          \"value\": \"",
+                    r.pick(40, &b64()),
+                    "\"\n        },\n",
+                ),
+            ],
+            vec![
+                // A value from elsewhere, placeholders, another name, a value that is not next.
+                "- name: AWS_SECRET_ACCESS_KEY\n  valueFrom:\n    secretKeyRef:\n".into(),
+                "- name: AWS_SECRET_ACCESS_KEY\n  value: ${AWS_SECRET_ACCESS_KEY}\n".into(),
+                format!("- name: AWS_SECRET_ACCESS_KEY\n  value: {}\n", r.pick(40, UPPER)),
+                format!("- name: AWS_REGION\n  value: {}\n", r.pick(40, &b64())),
+                format!(
+                    "- name: AWS_SECRET_ACCESS_KEY\n\n  value: {}\n",
+                    r.pick(40, &b64())
+                )
+                .replace("\n\n", "\n  # set below\n"),
+                format!("value: {}\n", r.pick(40, &b64())),
+                format!(
+                    "- name: AWS_SECRET_ACCESS_KEY # the key\n  value: {}\n",
+                    r.pick(40, &b64())
+                ),
+            ],
+        ),
+        (
             "github-token",
             vec![
                 pos(
@@ -647,6 +691,41 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 ),
             ],
         ),
+        (
+            // A name/value pair over two lines.
+            "authorization",
+            vec![
+                // A Kubernetes probe's header, a HAR file's, a Postman collection's.
+                pos(
+                    "      - name: Authorization\n        value: Bearer ",
+                    r.pick(40, &alnum()),
+                    "\n",
+                ),
+                pos(
+                    "          {\n            \"name\": \"authorization\",\n            \"value\": \"Basic ",
+                    base64_of(b"user:pass", false),
+                    "\"\n          },\n",
+                ),
+                pos(
+                    "  {\n    \"key\": \"Authorization\",\n    \"value\": \"",
+                    r.pick(32, &alnum()),
+                    "\",\n    \"type\": \"text\"\n  }\n",
+                ),
+                pos(
+                    "- name: Proxy-Authorization\n  value: token ",
+                    r.pick(40, &alnum()),
+                    "\n",
+                ),
+            ],
+            vec![
+                "      - name: Authorization\n        value: Bearer {{token}}\n".into(),
+                "      - name: Authorization\n        value: Bearer YOUR_TOKEN_HERE\n".into(),
+                "- name: Authorization\n  valueFrom:\n".into(),
+                format!("- name: Authorization-Policy\n  value: {}\n", r.pick(40, &alnum())),
+                format!("- name: AggregationAuthorization\n  value: {}\n", r.pick(40, &alnum())),
+                "\"name\": \"Authorization\",\n\"description\": \"the token\",\n".into(),
+            ],
+        ),
     ]
 }
 
@@ -680,13 +759,24 @@ fn every_rule_replaces_its_secret_and_keeps_its_lookalikes() {
 #[test]
 fn every_match_holds_a_keyword_of_its_rule() {
     // The prefilter skips a text without keywords: that is sound only if no match can exist
-    // without one.
+    // without one. A rule of a pair is looked for only after its name line, which holds one.
     let mut rng = Rng(0x5EED_0002);
     // The examples stand in table order.
     for (i, (id, positives, _)) in examples(&mut rng).into_iter().enumerate() {
         for p in positives {
             let line = format!("{}{}{}", p.before, p.secret, p.after);
-            let m = regex(i).find(line.as_bytes()).expect(id);
+            let m = match RULES[i].name {
+                None => regex(i).find(line.as_bytes()).expect(id),
+                Some(name) => {
+                    let lines: Vec<&str> = line.lines().collect();
+                    let v = lines.iter().position(|l| regex(i).is_match(l.as_bytes()));
+                    let v = v.expect(id);
+                    assert!(v > 0, "{id}: a value line follows its name line");
+                    compile(name)
+                        .find(lines[v - 1].as_bytes())
+                        .expect("the line before the value is its name line")
+                }
+            };
             let text = match RULES[i].any_case {
                 true => m.as_bytes().to_ascii_lowercase(),
                 false => m.as_bytes().to_vec(),
@@ -720,6 +810,24 @@ fn patterns_compile_and_their_matches_are_bounded_by_max_match() {
             .unwrap_or_else(|| panic!("{}: unbounded", r.id));
         longest = longest.max(max);
         assert!(r.secret < regex(i).captures_len(), "{}", r.id);
+        // A name line is judged whole, and only when it is short.
+        if let Some(name) = r.name {
+            let _ = compile(name);
+            let hir = regex_syntax::ParserBuilder::new()
+                .unicode(false)
+                .utf8(false)
+                .build()
+                .parse(name)
+                .unwrap();
+            let max = hir.properties().maximum_len();
+            assert!(max.is_some_and(|m| m <= NAME_MAX), "{}", r.id);
+            assert!(name.starts_with("(?i)^") && name.ends_with('$'), "{}", r.id);
+            assert!(
+                r.pattern.starts_with('^'),
+                "{}: a value starts its line",
+                r.id
+            );
+        }
     }
     assert_eq!(
         longest, MAX_MATCH,
@@ -911,6 +1019,75 @@ fn passes_means_line_changes_nothing() {
     assert_eq!(r.line(format!("key = {GHP}\n").as_bytes()), Shown::Same);
     assert_eq!(r.tally().total(), 0);
     assert_eq!(r.tally().note(), None);
+}
+
+#[test]
+fn a_value_after_its_name_line_goes_however_the_reader_moves_on() {
+    let mut rng = Rng(31);
+    let key = rng.pick(40, &b64());
+    let name = "  - name: AWS_SECRET_ACCESS_KEY\n";
+    let value = format!("    value: {key}\n");
+    let want = format!("    value: {}\n", mark("aws-secret-access-key"));
+    let before = format!("{}{name}", "image: app\n".repeat(3));
+    // Line by line; the fast paths refuse the value line.
+    let mut r = Redactor::new();
+    redact_with(&mut r, &before);
+    assert!(!r.passes(value.as_bytes()));
+    assert_eq!(r.clean_prefix(value.as_bytes()), 0);
+    assert_eq!(whole(&mut r, value.as_bytes()), want.as_bytes());
+    // Past the lines before it unseen (grep, cat FROM_LINE), with or without a key block in view.
+    for settled in [true, false] {
+        let mut r = Redactor::new();
+        match settled {
+            true => {
+                assert!(r.settled(before.as_bytes()));
+                r.skip_settled(before.as_bytes());
+            }
+            false => r.skip(
+                format!("-----BEGIN {PRIV}-----\nM\n-----END {PRIV}-----\n{before}").as_bytes(),
+            ),
+        }
+        assert_eq!(
+            whole(&mut r, value.as_bytes()),
+            want.as_bytes(),
+            "{settled}"
+        );
+    }
+    // Skipping nothing keeps the state; skipping the value line or another line clears it.
+    let mut r = Redactor::new();
+    r.skip(before.as_bytes());
+    r.skip(b"");
+    r.skip_settled(b"");
+    assert_eq!(whole(&mut r, value.as_bytes()), want.as_bytes());
+    let mut r = Redactor::new();
+    r.skip(before.as_bytes());
+    r.skip(value.as_bytes());
+    assert_eq!(whole(&mut r, value.as_bytes()), value.as_bytes());
+    // A window that starts at the value line (tail).
+    let text = format!("{before}{value}");
+    assert_eq!(window_from(text.as_bytes(), before.len()), want);
+    // A value line too long to be redacted whole, in pieces of any size.
+    let long = format!("{}{}\n", value.trim_end(), " x".repeat(MAX_LINE));
+    for sizes in [&[1000][..], &[7, 300, 5000], &[MAX_LINE]] {
+        let mut r = Redactor::new();
+        r.skip(before.as_bytes());
+        let shown = String::from_utf8(stream(&mut r, long.as_bytes(), sizes)).unwrap();
+        assert!(
+            shown.starts_with(want.trim_end()) && !shown.contains(&key),
+            "{sizes:?}"
+        );
+    }
+    // The name line's own keyword starts nothing on it, nor on a line further on.
+    let mut r = Redactor::new();
+    assert_eq!(
+        whole(
+            &mut r,
+            format!("value: {key} # AWS_SECRET_ACCESS_KEY\n").as_bytes()
+        ),
+        format!("value: {key} # AWS_SECRET_ACCESS_KEY\n").as_bytes()
+    );
+    let spaced = format!("{name}    # the key\n{value}");
+    assert_eq!(redact(&spaced), spaced);
 }
 
 #[test]

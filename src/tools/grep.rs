@@ -398,7 +398,8 @@ impl Search {
     ) -> Result<Scanned, Stop> {
         let mut skipped = 0;
         let mut stopped = false;
-        // Where no key block is open or opens, the lines between matches need no look at all.
+        // Where no key block is open or opens, of the lines between matches only the last needs a
+        // look (it may be a name line whose value is the match).
         let settled = filter.settled(batch);
         // The lines before `clean_end` hold no keyword and lie outside key blocks (a line that
         // opens one holds a keyword), so a match there is shown as read. One SIMD search of the
@@ -408,8 +409,9 @@ impl Search {
         let s = self.raw(batch, first, 0, &mut |n, body, next| {
             let newline = usize::from(batch[..next].ends_with(b"\n"));
             let start = next - newline - body.len();
-            if !settled {
-                filter.skip(&batch[skipped..start]);
+            match settled {
+                true => filter.skip_settled(&batch[skipped..start]),
+                false => filter.skip(&batch[skipped..start]),
             }
             skipped = next;
             if start >= clean_end && batch.len() - start >= CLEAN_AHEAD {
@@ -429,8 +431,11 @@ impl Search {
                 None => Ok(true),
             }
         })?;
-        if !stopped && !settled {
-            filter.skip(&batch[skipped..]);
+        if !stopped {
+            match settled {
+                true => filter.skip_settled(&batch[skipped..]),
+                false => filter.skip(&batch[skipped..]),
+            }
         }
         Ok(s)
     }

@@ -86,6 +86,105 @@ fn every_reader_shows_the_marker_and_keeps_the_rest_of_the_line() {
     assert_eq!(wc.json()["bytes"], 11 + 14 + t.len() + 1 + 11);
 }
 
+/// A fake AWS secret access key: 40 characters of base64 with capitals, small letters and digits.
+fn aws_secret_key(seed: u32) -> String {
+    let t = github_token(seed);
+    format!("{}{}", &t[4..38], "Ab3/x+")
+}
+
+#[test]
+fn a_value_on_the_line_after_its_name_goes_in_every_reader() {
+    // Kubernetes writes an environment variable as a name line and a value line.
+    let mut env = TestEnv::new();
+    env.var("READBOX_MAX_OUTPUT_BYTES", "1000000");
+    let key = aws_secret_key(6);
+    let filler: String = (0..3000)
+        .map(|i| format!("# line {i} of filler\n"))
+        .collect();
+    let manifest = format!(
+        "{filler}env:\n  - name: AWS_SECRET_ACCESS_KEY\n    value: \"{key}\"\n  - name: REGION\n    value: eu\n"
+    );
+    env.write("deploy.yaml", &manifest);
+    let n = 3000 + 3;
+    let shown = "    value: \"[REDACTED:aws-secret-access-key]\"\n";
+    let c = env.both("cat", &["deploy.yaml"]);
+    assert_hidden(&c.output, std::slice::from_ref(&key));
+    assert!(c.output.contains(shown), "{}", c.output);
+    // Readers that start at the value line, past the name line unseen.
+    env.both("cat", &["deploy.yaml", &n.to_string()])
+        .ok(&format!("{shown}  - name: REGION\n    value: eu\n"));
+    env.both("tail", &["deploy.yaml", "3"])
+        .ok(&format!("{shown}  - name: REGION\n    value: eu\n"));
+    assert!(
+        env.both("head", &["deploy.yaml", &n.to_string()])
+            .output
+            .ends_with(shown)
+    );
+    // grep neither shows nor confirms any piece of the value, whatever else it matches.
+    for k in [4, 10, 40] {
+        env.both("grep", &[&key[..k], "deploy.yaml"]).no_match();
+    }
+    env.both("grep", &["value:", "deploy.yaml"]).ok(&format!(
+        "deploy.yaml:{n}:{}deploy.yaml:{}:    value: eu\n",
+        shown,
+        n + 2
+    ));
+    // `e` may match a marker, so grep looks at the lines as redacted, one batch at a time.
+    let e = env.both("grep", &["e", "deploy.yaml"]);
+    assert_hidden(&e.output, std::slice::from_ref(&key));
+    assert!(
+        e.output.contains(&format!("deploy.yaml:{n}:{shown}")),
+        "{}",
+        e.output
+    );
+    let small = manifest.replace(&filler, "");
+    env.write("a.yaml", &small);
+    env.write("b.yaml", small.replace(&key, &aws_secret_key(7)));
+    // Two files are compared as they are (a changed secret is a difference), shown redacted.
+    let both = format!("-{shown}+{shown}");
+    env.both("diff", &["a.yaml", "b.yaml", "0"])
+        .ok_status(&format!("--- a.yaml\n+++ b.yaml\n@@ -3 +3 @@\n{both}"), 1);
+    env.write("c.yaml", small.replace("eu", "us"));
+    env.both("diff", &["a.yaml", "c.yaml", "2"]).ok_status(
+        &format!(
+            "--- a.yaml\n+++ c.yaml\n@@ -3,3 +3,3 @@\n{}   - name: REGION\n-    value: eu\n+    value: us\n",
+            shown.replacen("    ", "     ", 1)
+        ),
+        1,
+    );
+}
+
+#[test]
+fn a_value_goes_when_its_name_line_ends_a_block_of_reading() {
+    // The name line is the last whole line of a 64 KiB block, or nearly, and the value line comes
+    // with the next block.
+    let mut env = TestEnv::new();
+    env.var("READBOX_MAX_OUTPUT_BYTES", "1000000");
+    let key = aws_secret_key(8);
+    let name = "- name: AWS_SECRET_ACCESS_KEY\n";
+    for shift in [0, 1, 2, 31, 40, 70] {
+        let pad = 64 * 1024 - name.len() - shift;
+        let filler = format!("{}\n", "#".repeat(pad - 1));
+        let text = format!("{filler}{name}  value: {key}\nend\n");
+        env.write("env.yaml", &text);
+        for (tool, args) in [
+            ("grep", &["value", "env.yaml"][..]),
+            ("grep", &["e", "env.yaml"]),
+            ("cat", &["env.yaml"]),
+            ("head", &["env.yaml", "3"]),
+            ("tail", &["env.yaml", "2"]),
+        ] {
+            let a = env.both(tool, args);
+            assert_hidden(&a.output, std::slice::from_ref(&key));
+            assert!(
+                a.output.contains("value: [REDACTED:aws-secret-access-key]"),
+                "{tool} {args:?}, shift {shift}: {}",
+                a.output
+            );
+        }
+    }
+}
+
 #[test]
 fn diff_with_standard_input_never_confirms_a_guessed_secret() {
     let env = TestEnv::new();
