@@ -150,6 +150,13 @@ POSITIVES = [
     ("authorization", "har", lambda r: rs(r, 40),
      one_line('          {{"name": "authorization", "value": "Bearer {v}"}},')),
     ("authorization", "code", lambda r: rs(r, 40), one_line('    req.Header.Set("Authorization", "Bearer {v}")')),
+    # Name/value pairs over two lines: Kubernetes' env and a probe's header, a pretty-printed HAR.
+    ("aws-secret-access-key", "k8s-env", lambda r: rs(r, 40, B64),
+     lambda v: (f'env:\n  - name: AWS_SECRET_ACCESS_KEY\n    value: "{v}"\n', 3)),
+    ("authorization", "k8s-probe", lambda r: rs(r, 40),
+     lambda v: (f"httpHeaders:\n  - name: Authorization\n    value: Bearer {v}\n", 3)),
+    ("authorization", "har-pretty", lambda r: rs(r, 40),
+     lambda v: (f'  {{\n    "name": "Authorization",\n    "value": "Bearer {v}"\n  }},\n', 3)),
     # Secrets that no readbox rule describes (readbox knows formats, not every secret): a
     # password under a password key, a hex API key under an api_key key, a SendGrid key.
     ("outside: password value", "yaml", lambda r: rs(r, 16, ALNUM + "!@#%"), one_line('  password: "{v}"')),
@@ -205,6 +212,9 @@ def lookalikes(rand):
                              "token: {{ .Values.github.token }}\n"),
         ("placeholder", lambda: "Authorization: Bearer YOUR_TOKEN_HERE\n"
                                 "curl -H \"Authorization: Bearer $TOKEN\" https://api.example.com\n"),
+        ("value-from-elsewhere", lambda: "  - name: AWS_SECRET_ACCESS_KEY\n    valueFrom:\n"
+                                         "      secretKeyRef: {name: aws, key: secret}\n"
+                                         "  - name: Authorization\n    value: Bearer $(API_TOKEN)\n"),
         ("bearer-word", lambda: "# Clients send the API token as a Bearer token.\nauth_scheme: Bearer\n"),
         ("aws-doc-example", lambda: f"aws_access_key_id = {AKIA}IOSFODNN7EXAMPLE\n"
                                     "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY\n"),
