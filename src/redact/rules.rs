@@ -514,8 +514,10 @@ pub static RULES: [Rule; RULE_COUNT] = [
     // The credential of an `Authorization:` (or `Proxy-Authorization:`) header: the scheme
     // word stays (`Authorization: Bearer [REDACTED:authorization]`), as git writes it in a
     // `.git/config` extraheader (`AUTHORIZATION: basic …`) and curl, HTTP files and JSON
-    // write it, code that sets a header from two string literals (`.Set("Authorization", "…")`),
-    // and name/value pairs (HAR files, Postman: `{"name": "Authorization", "value": "…"}`).
+    // write it, code that sets a header from two string literals (`.Set("Authorization", "…")`)
+    // or assigns a string literal to it (`'Authorization' => '…'` in PHP and Ruby,
+    // `headers["Authorization"] = "…"`), and name/value pairs (HAR files, Postman:
+    // `{"name": "Authorization", "value": "…"}`); quotes may be escaped (JSON inside a string).
     // The name is the word alone or after `-`, `_` or `proxy` (`HTTP_AUTHORIZATION`,
     // `proxyAuthorization`), not the end of a longer name (`AggregationAuthorization`).
     // gitleaks `authorization-header` / `curl-auth-header`; detect-secrets
@@ -525,7 +527,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["authorization"],
         any_case: true,
         name: None,
-        pattern: r#"(?i:\bauthorization|_authorization|proxyauthorization)(?:["']?[ \t]{0,8}:[ \t]{0,8}["']?|["'][ \t]{0,8},[ \t]{0,8}["'](?:(?i:value)["'][ \t]{0,8}:[ \t]{0,8}["']|()))(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
+        pattern: r#"(?i:\bauthorization|_authorization|proxyauthorization)(?:\\?["']?[ \t]{0,8}:[ \t]{0,8}\\?["']?|\\?["']?\]?[ \t]{0,8}=>?[ \t]{0,8}\\?["']|\\?["'][ \t]{0,8},[ \t]{0,8}\\?["'](?:(?i:value)\\?["'][ \t]{0,8}:[ \t]{0,8}\\?["']|()))(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
         secret: 3,
         accept: authorization,
         tail: Some(token68),

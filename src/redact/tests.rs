@@ -664,6 +664,29 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     base64_of(b"user:pass", false),
                     "\", \"type\": \"text\"}\n",
                 ),
+                // A string literal assigned to it: PHP and Ruby, Python.
+                pos(
+                    "    'Authorization' => 'Bearer ",
+                    r.pick(40, &alnum()),
+                    "',\n",
+                ),
+                pos(
+                    "headers[\"Authorization\"] = \"token ",
+                    r.pick(40, &alnum()),
+                    "\"\n",
+                ),
+                pos("authorization = 'Basic ", base64_of(b"deploy:hunter2", false), "'\n"),
+                // JSON inside a string.
+                pos(
+                    "\"body\": \"{\\\"Authorization\\\": \\\"Bearer ",
+                    r.pick(40, &alnum()),
+                    "\\\"}\"\n",
+                ),
+                pos(
+                    "\"har\": \"{\\\"name\\\":\\\"authorization\\\",\\\"value\\\":\\\"",
+                    r.pick(40, &alnum()),
+                    "\\\"}\"\n",
+                ),
             ],
             vec![
                 "# Clients send the API token as a Bearer token.\n".into(),
@@ -681,6 +704,11 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 "{\"key\": \"Authorization\", \"value\": \"Bearer {{token}}\"}\n".into(),
                 "Authorization, authentication and accounting (AAA) for 2FA-enabled users\n".into(),
                 "    ('Binary Authorization', k8s_util.GetBinAuthzPolicy(record)),\n".into(),
+                // Assignments of what is not a literal credential.
+                "headers['Authorization'] = 'Bearer ' + token\n".into(),
+                "    'authorization' => 'required',\n".into(),
+                "authorization = base64encode(credentials)\n".into(),
+                "auth = request.headers[\"Authorization\"] == \"Bearer \" + expected\n".into(),
                 // Lists of header names.
                 "allow_headers = [\"authorization\", \"x-amz-content-sha256\", \"x-b3-traceid\"]\n"
                     .into(),
