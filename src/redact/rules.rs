@@ -154,6 +154,48 @@ fn aws_secret_after_id(g: &Groups<'_>) -> bool {
     })
 }
 
+/// An AWS secret key in base64 (a Kubernetes Secret's `data`): it decodes to 40 characters that
+/// [`aws_secret`] would take.
+fn aws_secret_base64(g: &Groups<'_>) -> bool {
+    g.get(1).and_then(decode_base64).is_some_and(|k| {
+        k.len() == 40
+            && k.iter()
+                .all(|&b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+            && random_b64(&k)
+            && not_example(&k)
+    })
+}
+
+/// Standard base64 (RFC 4648, with its padding) decoded, or `None` when `text` is not that.
+fn decode_base64(text: &[u8]) -> Option<Vec<u8>> {
+    let value = |b: u8| match b {
+        b'A'..=b'Z' => Some(b - b'A'),
+        b'a'..=b'z' => Some(b - b'a' + 26),
+        b'0'..=b'9' => Some(b - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    if !text.len().is_multiple_of(4) {
+        return None;
+    }
+    let body = text
+        .strip_suffix(b"==")
+        .or_else(|| text.strip_suffix(b"="))
+        .unwrap_or(text);
+    let mut out = Vec::with_capacity(body.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0);
+    for &b in body {
+        acc = acc << 6 | u32::from(value(b)?);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
 fn npm(g: &Groups<'_>) -> bool {
     // What follows `npm_`.
     g.get(0)
@@ -243,7 +285,7 @@ macro_rules! value_line {
 const KEY: &str = "private-key";
 
 /// The number of rules in [`RULES`].
-pub const RULE_COUNT: usize = 20;
+pub const RULE_COUNT: usize = 21;
 
 /// The rules, in priority order: when two secrets start and end at the same bytes and their
 /// matches start at the same byte, the earlier rule names the marker.
@@ -312,6 +354,20 @@ pub static RULES: [Rule; RULE_COUNT] = [
         pattern: value_line!(r"([A-Za-z0-9+/]{40})(?:[^A-Za-z0-9/+=]|$)"),
         secret: 1,
         accept: aws_secret,
+        tail: None,
+        inline_key: false,
+    },
+    // An AWS secret access key in base64 after its name, as a Kubernetes Secret's `data` holds
+    // it (`aws_secret_access_key: <56 characters>`): the names are the first entry's, and the
+    // value must decode to a key. detect-secrets `AWSKeyDetector` (the key's name and shape).
+    Rule {
+        id: "aws-secret-access-key",
+        keywords: &["secret"],
+        any_case: true,
+        name: None,
+        pattern: r#"(?i:aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10}|secret[_.-]?key)\\?["']?[ \t]{0,32}[:=][ \t]{0,32}\\?["']?([A-Za-z0-9+/]{54}==)(?:[^A-Za-z0-9/+=]|$)"#,
+        secret: 1,
+        accept: aws_secret_base64,
         tail: None,
         inline_key: false,
     },

@@ -359,6 +359,48 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
             ],
         ),
         (
+            // In base64, as a Kubernetes Secret's data holds it.
+            "aws-secret-access-key",
+            vec![
+                pos(
+                    "  aws_secret_access_key: ",
+                    base64_of(r.pick(40, &b64()).as_bytes(), false),
+                    "\n",
+                ),
+                pos(
+                    "  AWS_SECRET_ACCESS_KEY: \"",
+                    base64_of(r.pick(40, &b64()).as_bytes(), false),
+                    "\"\n",
+                ),
+            ],
+            vec![
+                // Random bytes, a placeholder, a key of another length, the documented example.
+                format!(
+                    "  aws_secret_access_key: {}\n",
+                    base64_of(r.pick(40, &alnum()).as_bytes(), false).to_lowercase()
+                ),
+                format!(
+                    "  aws_secret_access_key: {}==\n",
+                    &base64_of(&[0xfb; 40], false)[..54]
+                ),
+                format!(
+                    "  aws_secret_access_key: {}\n",
+                    base64_of(r.pick(40, UPPER).as_bytes(), false)
+                ),
+                format!(
+                    "  aws_secret_access_key: {}\n",
+                    base64_of(r.pick(41, &b64()).as_bytes(), false)
+                ),
+                format!(
+                    "  aws_secret_access_key: {}\n",
+                    base64_of(
+                        concat!("wJalrXUtnFEMI/K7MDENG/", "bPxRfiCYEXAMPLEKEY").as_bytes(),
+                        false
+                    )
+                ),
+            ],
+        ),
+        (
             "github-token",
             vec![
                 pos(
