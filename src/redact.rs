@@ -251,7 +251,13 @@ impl Redactor {
         let pairs = std::mem::take(&mut self.pairs);
         let (body, term) = split_terminator(line);
         if let Some(block) = self.block {
-            return self.in_block(block, line, body, term);
+            let shown = self.in_block(block, line, body, term);
+            // A line that ends a block is judged whole as a name line, as `skip` judges the
+            // last line it passes over.
+            if self.block.is_none() {
+                self.pairs = names(body, keywords::rules_of(body));
+            }
+            return shown;
         }
         match keywords::rules_of(line) {
             0 if pairs == 0 => Shown::Same,

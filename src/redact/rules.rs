@@ -351,7 +351,9 @@ pub static RULES: [Rule; RULE_COUNT] = [
         name: Some(name_line!(
             r"[A-Za-z0-9_.-]{0,32}(?:aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10}|secret[_.-]?key)"
         )),
-        pattern: value_line!(r"([A-Za-z0-9+/]{40})(?:[^A-Za-z0-9/+=]|$)"),
+        pattern: value_line!(
+            r"((?:[A-Za-z0-9+]|\\?/|%2[BbFf]){40})(?:[^A-Za-z0-9/+=%\\]|\\[^/]|$)"
+        ),
         secret: 1,
         accept: aws_secret,
         tail: None,

@@ -324,6 +324,12 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     r.pick(40, &b64()),
                     "\n",
                 ),
+                // PHP's JSON escapes `/`.
+                pos(
+                    "  {\n    \"name\": \"AWS_SECRET_ACCESS_KEY\",\n    \"value\": \"",
+                    format!("{}\\/{}", r.pick(20, &b64()), r.pick(19, &b64())),
+                    "\"\n  }\n",
+                ),
                 pos(
                     "- name: MINIO_SECRET_KEY\n  value: ",
                     r.pick(40, &b64()),
@@ -1158,6 +1164,30 @@ fn a_value_after_its_name_line_goes_however_the_reader_moves_on() {
     );
     let spaced = format!("{name}    # the key\n{value}");
     assert_eq!(redact(&spaced), spaced);
+}
+
+#[test]
+fn a_name_line_that_ends_a_key_block_is_one_for_every_reader() {
+    // The line that takes a block past its bound, and a line with `-----END` in it, are the
+    // block's last lines; judged whole, they are name lines, for line() as for skip().
+    let mut rng = Rng(32);
+    let key = rng.pick(40, &b64());
+    // 10 bytes short of the bound: the name line crosses it.
+    let material = format!("{}\n", "M".repeat(63)).repeat(MAX_KEY_BLOCK / 64 - 1)
+        + &format!("{}\n", "M".repeat(53));
+    for name in [
+        "- name: AWS_SECRET_ACCESS_KEY\n".to_string(),
+        "- name: -----END-secret-key\n".to_string(),
+    ] {
+        let before = format!("-----BEGIN {PRIV}-----\n{material}{name}");
+        let value = format!("  value: {key}\n");
+        let whole = redact(&format!("{before}{value}"));
+        assert!(!whole.contains(&key), "{name}: {whole}");
+        let mut r = Redactor::new();
+        r.skip(before.as_bytes());
+        let shown = String::from_utf8(self::whole(&mut r, value.as_bytes())).unwrap();
+        assert!(whole.ends_with(&shown), "{name}: {shown}");
+    }
 }
 
 #[test]
