@@ -110,8 +110,22 @@ fn names_at_end(lines: &[u8]) -> u32 {
     let head = &lines[..lines.len().saturating_sub(1)];
     let start = memchr::memrchr(b'\n', head).map_or(0, |i| i + 1);
     let (body, _) = split_terminator(&lines[start..]);
-    // Every name line holds a `:`, and few lines are short enough.
-    if body.len() > NAME_MAX || memchr::memchr(b':', body).is_none() {
+    // A name line is short, and its first `:` follows the field's name (`name` or `key`) and
+    // maybe a quote and spaces: most lines fail here, before any keyword scan.
+    if body.len() > NAME_MAX {
+        return 0;
+    }
+    let Some(colon) = memchr::memchr(b':', body) else {
+        return 0;
+    };
+    let field = body[..colon]
+        .iter()
+        .rposition(|b| !matches!(b, b' ' | b'\t' | b'"' | b'\''))
+        .map_or(&b""[..], |i| &body[..=i]);
+    let ends = |word: &[u8]| {
+        field.len() >= word.len() && field[field.len() - word.len()..].eq_ignore_ascii_case(word)
+    };
+    if !ends(b"name") && !ends(b"key") {
         return 0;
     }
     names(body, keywords::rules_in(body))

@@ -1167,6 +1167,42 @@ fn a_value_after_its_name_line_goes_however_the_reader_moves_on() {
 }
 
 #[test]
+fn every_pair_goes_as_well_after_its_name_line_skipped() {
+    let mut rng = Rng(0x5EED_0003);
+    for (i, (id, positives, _)) in examples(&mut rng).into_iter().enumerate() {
+        if RULES[i].name.is_none() {
+            continue;
+        }
+        for p in positives {
+            let text = format!("{}{}{}", p.before, p.secret, p.after);
+            let lines: Vec<&str> = text.split_inclusive('\n').collect();
+            let v = lines.iter().position(|l| l.contains(&p.secret)).expect(id);
+            let before = lines[..v].concat();
+            let want = redact(&text)
+                .split_inclusive('\n')
+                .nth(v)
+                .unwrap()
+                .to_string();
+            assert!(!want.contains(&p.secret), "{id}: {text:?}");
+            let mut r = Redactor::new();
+            r.skip(before.as_bytes());
+            assert_eq!(
+                whole(&mut r, lines[v].as_bytes()),
+                want.as_bytes(),
+                "{text:?}"
+            );
+            let mut r = Redactor::new();
+            r.skip_settled(before.as_bytes());
+            assert_eq!(
+                whole(&mut r, lines[v].as_bytes()),
+                want.as_bytes(),
+                "{text:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_name_line_that_ends_a_key_block_is_one_for_every_reader() {
     // The line that takes a block past its bound, and a line with `-----END` in it, are the
     // block's last lines; judged whole, they are name lines, for line() as for skip().
