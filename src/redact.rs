@@ -90,7 +90,7 @@ const NAME_MAX: usize = 256;
 /// `body`, a line without its terminator, is the name line.
 fn names(body: &[u8], mask: u32) -> u32 {
     let mut pairs = mask & PAIRS;
-    if pairs == 0 || body.len() > NAME_MAX {
+    if pairs == 0 || !may_name(body) {
         return 0;
     }
     let mut bits = pairs;
@@ -105,18 +105,15 @@ fn names(body: &[u8], mask: u32) -> u32 {
     pairs
 }
 
-/// The rules of which the last line of `lines` (whole lines) is the name line.
-fn names_at_end(lines: &[u8]) -> u32 {
-    let head = &lines[..lines.len().saturating_sub(1)];
-    let start = memchr::memrchr(b'\n', head).map_or(0, |i| i + 1);
-    let (body, _) = split_terminator(&lines[start..]);
-    // A name line is short, and its first `:` follows the field's name (`name` or `key`) and
-    // maybe a quote and spaces: most lines fail here, before any keyword scan.
+/// Whether `body` could be a name line, at a glance: it is short, and its first `:` follows the
+/// field's name (`name` or `key`) and maybe a quote and spaces, as every name pattern has it.
+/// Most lines fail here, before any keyword scan or pattern.
+fn may_name(body: &[u8]) -> bool {
     if body.len() > NAME_MAX {
-        return 0;
+        return false;
     }
     let Some(colon) = memchr::memchr(b':', body) else {
-        return 0;
+        return false;
     };
     let field = body[..colon]
         .iter()
@@ -125,7 +122,15 @@ fn names_at_end(lines: &[u8]) -> u32 {
     let ends = |word: &[u8]| {
         field.len() >= word.len() && field[field.len() - word.len()..].eq_ignore_ascii_case(word)
     };
-    if !ends(b"name") && !ends(b"key") {
+    ends(b"name") || ends(b"key")
+}
+
+/// The rules of which the last line of `lines` (whole lines) is the name line.
+fn names_at_end(lines: &[u8]) -> u32 {
+    let head = &lines[..lines.len().saturating_sub(1)];
+    let start = memchr::memrchr(b'\n', head).map_or(0, |i| i + 1);
+    let (body, _) = split_terminator(&lines[start..]);
+    if !may_name(body) {
         return 0;
     }
     names(body, keywords::rules_in(body))
