@@ -257,14 +257,23 @@ fn credential(scheme: Option<&[u8]>, value: Option<&[u8]>) -> bool {
     encoded || value.is_some_and(mixed)
 }
 
+/// The names that say a value is an AWS secret access key: `aws_secret_access_key`,
+/// `SecretAccessKey`, `secret_key` (Terraform's AWS provider, MinIO) and the like, matched in any
+/// case inside a longer name.
+macro_rules! aws_secret_name {
+    () => {
+        r"aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10}|secret[_.-]?key"
+    };
+}
+
 /// The start of a name line of a name/value pair ([`Rule::name`]): indentation, YAML's list
 /// dash, and the `name` (or `key`) field, quoted or not (Kubernetes, CloudFormation, ECS task
 /// definitions and HAR files in JSON, Postman collections).
 macro_rules! name_line {
-    ($name:literal) => {
+    ($($name:expr),+) => {
         concat!(
             r#"(?i)^[ \t]{0,64}(?:-[ \t]{1,8})?["']?(?:name|key)["']?[ \t]{0,8}:[ \t]{0,8}["']?(?:"#,
-            $name,
+            $($name),+,
             r#")["']?[ \t]{0,8},?[ \t]{0,8}$"#
         )
     };
@@ -319,7 +328,11 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["secret"],
         any_case: true,
         name: None,
-        pattern: r#"(?i:aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10}|secret[_.-]?key)\\?["']?(?:[ \t]{0,32}(?::=|=>|:|=|>)[ \t]{0,32}|[ \t]{1,32}|[ \t]{0,8},[ \t]{0,8}\\?["']?(?i:value)\\?["']?[ \t]{0,8}[:=][ \t]{0,8})\\?["']?((?:[A-Za-z0-9+]|\\?/|%2[BbFf]){40})(?:[^A-Za-z0-9/+=%\\]|\\[^/]|$)"#,
+        pattern: concat!(
+            "(?i:",
+            aws_secret_name!(),
+            r#")\\?["']?(?:[ \t]{0,32}(?::=|=>|:|=|>)[ \t]{0,32}|[ \t]{1,32}|[ \t]{0,8},[ \t]{0,8}\\?["']?(?i:value)\\?["']?[ \t]{0,8}[:=][ \t]{0,8})\\?["']?((?:[A-Za-z0-9+]|\\?/|%2[BbFf]){40})(?:[^A-Za-z0-9/+=%\\]|\\[^/]|$)"#
+        ),
         secret: 1,
         accept: aws_secret,
         tail: None,
@@ -349,7 +362,9 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["secret"],
         any_case: true,
         name: Some(name_line!(
-            r"[A-Za-z0-9_.-]{0,32}(?:aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10}|secret[_.-]?key)"
+            r"[A-Za-z0-9_.-]{0,32}(?:",
+            aws_secret_name!(),
+            ")"
         )),
         pattern: value_line!(
             r"((?:[A-Za-z0-9+]|\\?/|%2[BbFf]){40})(?:[^A-Za-z0-9/+=%\\]|\\[^/]|$)"
@@ -367,7 +382,11 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["secret"],
         any_case: true,
         name: None,
-        pattern: r#"(?i:aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10}|secret[_.-]?key)\\?["']?[ \t]{0,32}[:=][ \t]{0,32}\\?["']?([A-Za-z0-9+/]{54}==)(?:[^A-Za-z0-9/+=]|$)"#,
+        pattern: concat!(
+            "(?i:",
+            aws_secret_name!(),
+            r#")\\?["']?[ \t]{0,32}[:=][ \t]{0,32}\\?["']?([A-Za-z0-9+/]{54}==)(?:[^A-Za-z0-9/+=]|$)"#
+        ),
         secret: 1,
         accept: aws_secret_base64,
         tail: None,
