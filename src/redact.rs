@@ -239,9 +239,8 @@ impl Redactor {
     /// Whether `lines` (one or more whole lines, the last maybe without `\n`) would all come
     /// out of [`Redactor::line`] unchanged: no rule's keyword occurs in them (as its rule
     /// compares it, see [`Rule::any_case`]), no private-key block is open, and the line before
-    /// them was no name line of a name/value pair. A true answer
-    /// leaves the state as it was, so the caller may show the lines as they are without calling
-    /// `line`.
+    /// them was no name line of a name/value pair. A true answer leaves the state as it was, so
+    /// the caller may show the lines as they are without calling `line`.
     pub fn passes(&self, lines: &[u8]) -> bool {
         self.at_rest() && !keywords::any(lines)
     }
@@ -249,9 +248,10 @@ impl Redactor {
     /// How many bytes at the start of `lines` (whole lines, the last maybe without `\n`) are
     /// whole lines that [`Redactor::line`] would all leave unchanged, as [`Redactor::passes`]
     /// decides for a batch: the start of the first line that holds a keyword (0 while a block
-    /// is open or the line before was a name line), or all of `lines`. A reader shows that much as it is, gives the next line to
-    /// `line`, and asks again from the line after it; each byte is searched once, so a batch
-    /// with a keyword in one line costs little more than one that has none.
+    /// is open or the line before was a name line), or all of `lines`. A reader shows that much
+    /// as it is, gives the next line to `line`, and asks again from the line after it; each byte
+    /// is searched once, so a batch with a keyword in one line costs little more than one that
+    /// has none.
     pub fn clean_prefix(&self, lines: &[u8]) -> usize {
         if !self.at_rest() {
             return 0;
