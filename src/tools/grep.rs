@@ -409,9 +409,12 @@ impl Search {
         let s = self.raw(batch, first, 0, &mut |n, body, next| {
             let newline = usize::from(batch[..next].ends_with(b"\n"));
             let start = next - newline - body.len();
-            match settled {
-                true => filter.skip_settled(&batch[skipped..start]),
-                false => filter.skip(&batch[skipped..start]),
+            // Lines before `clean_end` hold no keyword, so none of them is a name line: a
+            // stretch that ends there needs no look.
+            match (settled, start <= clean_end) {
+                (true, true) => {}
+                (true, false) => filter.skip_settled(&batch[skipped..start]),
+                (false, _) => filter.skip(&batch[skipped..start]),
             }
             skipped = next;
             if start >= clean_end && batch.len() - start >= CLEAN_AHEAD {
@@ -432,9 +435,10 @@ impl Search {
             }
         })?;
         if !stopped {
-            match settled {
-                true => filter.skip_settled(&batch[skipped..]),
-                false => filter.skip(&batch[skipped..]),
+            match (settled, batch.len() <= clean_end) {
+                (true, true) => {}
+                (true, false) => filter.skip_settled(&batch[skipped..]),
+                (false, _) => filter.skip(&batch[skipped..]),
             }
         }
         Ok(s)

@@ -155,6 +155,32 @@ fn a_value_on_the_line_after_its_name_goes_in_every_reader() {
 }
 
 #[test]
+fn grep_redacts_a_value_among_clean_lines_that_match() {
+    // grep shows clean lines that match as they are read, past a look ahead for keywords; the
+    // name line ends that clean stretch, and the value after it is matched as redacted.
+    let mut env = TestEnv::new();
+    env.var("READBOX_MAX_OUTPUT_BYTES", "1000000");
+    let key = aws_secret_key(9);
+    let clean: String = (0..400).map(|i| format!("  - value: v{i}\n")).collect();
+    for name in [
+        "  - name: AWS_SECRET_ACCESS_KEY\n",
+        "  - value: x\n  - name: AWS_SECRET_ACCESS_KEY\n",
+    ] {
+        let text = format!("{clean}{name}    value: {key}\n{clean}");
+        env.write("env.yaml", &text);
+        let a = env.both("grep", &["value", "env.yaml"]);
+        assert_hidden(&a.output, std::slice::from_ref(&key));
+        assert!(
+            a.output
+                .contains("    value: [REDACTED:aws-secret-access-key]\n"),
+            "{}",
+            a.output
+        );
+        assert_eq!(a.lines().len(), 801 + usize::from(name.contains("value")));
+    }
+}
+
+#[test]
 fn a_value_goes_when_its_name_line_ends_a_block_of_reading() {
     // The name line is the last whole line of a 64 KiB block, or nearly, and the value line comes
     // with the next block.
