@@ -321,8 +321,8 @@ impl Ahead {
 
 /// File content as the tools show it: through the secret detector when redaction is on
 /// (docs/contract.md#redaction), before any tool logic sees it. One filter per input: it carries
-/// the state of an open private-key block from line to line, and of a line longer than a block
-/// from piece to piece.
+/// the state of an open private-key block and of a name line whose value may follow from line to
+/// line, and of a line longer than a block from piece to piece.
 #[derive(Clone)]
 pub struct Filter {
     red: Option<Redactor>,
@@ -383,8 +383,8 @@ impl Filter {
         }
     }
 
-    /// Reads past whole lines without showing them: only the private-key state moves on, and
-    /// nothing is counted.
+    /// Reads past whole lines without showing them: only the state of private-key blocks and name
+    /// lines moves on, and nothing is counted.
     pub fn skip(&mut self, lines: &[u8]) {
         if let Some(r) = &mut self.red {
             r.skip(lines);

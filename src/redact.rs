@@ -2,9 +2,10 @@
 //! them (docs/contract.md#redaction).
 //!
 //! The readers (cat, head, tail, grep, diff) pass each stream they read (one file, or standard
-//! input) through one [`Redactor`]: a batch of whole lines that holds no rule's keyword goes
-//! through as it is ([`Redactor::passes`], the fast path); otherwise each line is redacted on
-//! its own ([`Redactor::line`]). The rules are data, in [`RULES`]; their patterns are compiled
+//! input) through one [`Redactor`]: a batch of whole lines that holds no rule's keyword, outside
+//! a private-key block and not right after a name line, goes through as it is
+//! ([`Redactor::passes`], the fast path); otherwise each line is redacted on its own
+//! ([`Redactor::line`]). The rules are data, in [`RULES`]; their patterns are compiled
 //! on first use, one by one, only when a line holds one of their keywords, so a call that
 //! meets no keyword never compiles a regular expression.
 //!
@@ -62,16 +63,21 @@ const CONTEXT: usize = 8;
 /// line terminator and for a `-----END` that a piece boundary cuts.
 const HOLD: usize = 8;
 
+/// Each rule's pattern, compiled on first use ([`regex`]).
 static REGEXES: [OnceLock<Regex>; RULE_COUNT] = [const { OnceLock::new() }; RULE_COUNT];
+/// Each rule's name pattern ([`Rule::name`]), compiled on first use ([`names`]).
 static NAMES: [OnceLock<Regex>; RULE_COUNT] = [const { OnceLock::new() }; RULE_COUNT];
+
+// The sets of rules (the prefilter's answer, the pairs, the live slots) are `u32` bit masks.
+const _: () = assert!(RULE_COUNT <= 32, "one bit per rule in a u32");
 
 /// Rule `i`'s pattern, compiled on first use.
 fn regex(i: usize) -> &'static Regex {
     REGEXES[i].get_or_init(|| compile(RULES[i].pattern))
 }
 
-/// The rules whose values follow a name line ([`Rule::name`]), one bit each: their patterns are
-/// looked for only at the start of the line after one.
+/// The rules whose values follow a name line ([`Rule::name`]), one bit per index into [`RULES`]:
+/// their patterns are looked for only at the start of the line after one.
 static PAIRS: u32 = {
     let (mut bits, mut i) = (0, 0);
     while i < RULE_COUNT {
@@ -83,11 +89,13 @@ static PAIRS: u32 = {
     bits
 };
 
-/// The longest name line ([`Rule::name`]): a longer line is none.
+/// The longest name line ([`Rule::name`]), in bytes without its terminator: a longer line is
+/// none (the tests check that no name pattern matches more).
 const NAME_MAX: usize = 256;
 
-/// The rules with a name pattern in `mask` (the rules whose keywords occur in `body`) of which
-/// `body`, a line without its terminator, is the name line.
+/// The rules with a name pattern in `mask` (the rules whose keywords occur in `body`, one bit
+/// per index into [`RULES`]) of which `body`, a line without its terminator, is the name line,
+/// in the same form.
 fn names(body: &[u8], mask: u32) -> u32 {
     let mut pairs = mask & PAIRS;
     if pairs == 0 || !may_name(body) {
@@ -105,9 +113,10 @@ fn names(body: &[u8], mask: u32) -> u32 {
     pairs
 }
 
-/// Whether `body` could be a name line, at a glance: it is short, and its first `:` follows the
-/// field's name (`name` or `key`) and maybe a quote and spaces, as every name pattern has it.
-/// Most lines fail here, before any keyword scan or pattern.
+/// Whether `body` (a line without its terminator) could be a name line, at a glance, as every
+/// name pattern requires: it is at most [`NAME_MAX`] bytes long, and the text before its first
+/// `:`, less the spaces, tabs and quotes at its end, ends in `name` or `key` (ignoring ASCII
+/// case). Most lines fail here, before any pattern.
 fn may_name(body: &[u8]) -> bool {
     if body.len() > NAME_MAX {
         return false;
@@ -125,15 +134,16 @@ fn may_name(body: &[u8]) -> bool {
     ends(b"name") || ends(b"key")
 }
 
-/// The rules of which the last line of `lines` (whole lines) is the name line.
+/// The rules of which the last line of `lines` (whole lines) is the name line, one bit per
+/// index into [`RULES`]. The keyword scan runs only on a line that [`may_name`] lets through.
 fn names_at_end(lines: &[u8]) -> u32 {
     let head = &lines[..lines.len().saturating_sub(1)];
     let start = memchr::memrchr(b'\n', head).map_or(0, |i| i + 1);
     let (body, _) = split_terminator(&lines[start..]);
-    if !may_name(body) {
-        return 0;
+    match may_name(body) {
+        true => names(body, keywords::rules_in(body)),
+        false => 0,
     }
-    names(body, keywords::rules_in(body))
 }
 
 fn compile(pattern: &str) -> Regex {
@@ -209,12 +219,13 @@ pub enum Shown {
 }
 
 /// The redaction state of one stream (a file, or standard input): an open private-key block,
-/// and the tally of what was replaced.
+/// whether the last line was a name line whose value may follow, and the tally of what was
+/// replaced.
 #[derive(Debug, Default, Clone)]
 pub struct Redactor {
     block: Option<Block>,
-    /// The rules of which the last line was the name line ([`Rule::name`]): the next line may
-    /// hold their values.
+    /// The rules of which the last line was the name line ([`Rule::name`]), one bit per index
+    /// into [`RULES`]: the next line may hold their values.
     pairs: u32,
     tally: Tally,
     /// The rules counted for the last line, for [`Redactor::discard_last`].
@@ -302,6 +313,10 @@ impl Redactor {
     /// last of them is a name line ([`Rule::name`]) moves on, at the cost of a look at that
     /// line alone.
     pub fn skip_settled(&mut self, lines: &[u8]) {
+        debug_assert!(
+            self.settled(lines),
+            "skip_settled of lines that move a key block on"
+        );
         if !lines.is_empty() {
             self.pairs = names_at_end(lines);
         }
@@ -350,11 +365,11 @@ impl Redactor {
     /// window's start, which is the start of a line. `inside_line` tells that `before` begins
     /// inside a line (it does not start the stream or follow a `\n`): that piece of a line is
     /// taken for the end of a BEGIN line when it could be one ([`LOOKBACK`] says why). A reader
-    /// from the window on then shows no key material that a reader from the start hides.
+    /// from the window on then shows no key material that a reader from the start hides, and no
+    /// value whose name line lies before the window. The redactor is a new one, of the stream's
+    /// start.
     pub fn skip_window(&mut self, before: &[u8], inside_line: bool) {
-        // The piece of a line that `before` may begin with is no name line: one is shorter
-        // than a look-back.
-        self.pairs = 0;
+        debug_assert!(self.at_rest(), "skip_window starts a stream");
         let mut rest = before;
         if inside_line {
             let end = memchr::memchr(b'\n', before).map_or(before.len(), |i| i + 1);

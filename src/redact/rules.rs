@@ -9,7 +9,8 @@
 //! given beside it.
 //!
 //! Invariants that the tests check: every pattern compiles; every match contains one of its
-//! rule's keywords (so a text without any keyword needs no pattern at all); every match is at
+//! rule's keywords, or for a rule of a name/value pair over two lines every match of its name
+//! pattern does (so a text without any keyword needs no pattern at all); every match is at
 //! most [`MAX_MATCH`] bytes long (bounded repetitions only, so a long line can be redacted as
 //! a stream that holds back exactly that many bytes); and rule ids hold no digit (the note
 //! counts values with numbers). A family found in two forms has two entries under one id,
@@ -26,8 +27,9 @@ pub const MAX_MATCH: usize = 421;
 pub struct Rule {
     /// The id in `[REDACTED:ID]`: lowercase ASCII letters and `-`.
     pub id: &'static str,
-    /// Literals of which every match of `pattern` contains at least one: as written, or in any
-    /// ASCII case when `any_case` is set (then they are written in lowercase).
+    /// Literals of which every match of `pattern` (of `name`, when that is set) contains at least
+    /// one: as written, or in any ASCII case when `any_case` is set (then they are written in
+    /// lowercase).
     pub keywords: &'static [&'static str],
     /// Whether the pattern ignores case where a keyword occurs, so that the keywords are
     /// compared ignoring ASCII case. Most credential formats fix the case of their prefix
@@ -139,7 +141,13 @@ fn aws_access_key_id(g: &Groups<'_>) -> bool {
 }
 
 fn aws_secret(g: &Groups<'_>) -> bool {
-    g.get(1).is_some_and(|s| random_b64(s) && not_example(s))
+    g.get(1).is_some_and(aws_secret_key)
+}
+
+/// Whether `s`, 40 characters of base64 after a name that says it is one, is an AWS secret key:
+/// it looks random and is not AWS's documented example.
+fn aws_secret_key(s: &[u8]) -> bool {
+    random_b64(s) && not_example(s)
 }
 
 /// A key after an access key id needs no name to say what it is, but must look like one: random
@@ -154,19 +162,22 @@ fn aws_secret_after_id(g: &Groups<'_>) -> bool {
     })
 }
 
-/// An AWS secret key in base64 (a Kubernetes Secret's `data`): it decodes to 40 characters that
-/// [`aws_secret`] would take.
+/// An AWS secret key in base64 (a Kubernetes Secret's `data`): it decodes to 40 characters of
+/// base64 that [`aws_secret_key`] takes, maybe followed by the newline that `echo KEY | base64`
+/// encodes too.
 fn aws_secret_base64(g: &Groups<'_>) -> bool {
     g.get(1).and_then(decode_base64).is_some_and(|k| {
+        let k = k.strip_suffix(b"\n").unwrap_or(&k);
         k.len() == 40
             && k.iter()
                 .all(|&b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
-            && random_b64(&k)
-            && not_example(&k)
+            && aws_secret_key(k)
     })
 }
 
-/// Standard base64 (RFC 4648, with its padding) decoded, or `None` when `text` is not that.
+/// `text` decoded as standard base64 (RFC 4648: `A`-`Z`, `a`-`z`, `0`-`9`, `+`, `/`, padded with
+/// `=` to a multiple of four characters), or `None` when it is not; the bits that padding leaves
+/// over are not checked.
 fn decode_base64(text: &[u8]) -> Option<Vec<u8>> {
     let value = |b: u8| match b {
         b'A'..=b'Z' => Some(b - b'A'),
@@ -247,7 +258,8 @@ fn authorization_value(g: &Groups<'_>) -> bool {
 }
 
 /// Whether `value` after `scheme` is a credential: anything after a scheme whose value encodes
-/// one, else a value that looks random.
+/// one (`Basic`, `Negotiate`, `NTLM`), else a value that holds a letter and a digit
+/// ([`mixed`]).
 fn credential(scheme: Option<&[u8]>, value: Option<&[u8]>) -> bool {
     let encoded = scheme.is_some_and(|s| {
         [&b"basic"[..], b"negotiate", b"ntlm"]
@@ -266,9 +278,10 @@ macro_rules! aws_secret_name {
     };
 }
 
-/// The start of a name line of a name/value pair ([`Rule::name`]): indentation, YAML's list
-/// dash, and the `name` (or `key`) field, quoted or not (Kubernetes, CloudFormation, ECS task
-/// definitions and HAR files in JSON, Postman collections).
+/// The pattern of a whole name line of a name/value pair ([`Rule::name`]), anchored at both ends
+/// and ignoring ASCII case: indentation, YAML's list dash, the `name` (or `key`) field, quoted or
+/// not, a `:`, and then one of the names given, quoted or not, and maybe a comma (Kubernetes,
+/// CloudFormation, ECS task definitions and HAR files in JSON, Postman collections).
 macro_rules! name_line {
     ($($name:expr),+) => {
         concat!(
@@ -279,8 +292,9 @@ macro_rules! name_line {
     };
 }
 
-/// The start of a value line of a name/value pair: indentation and the `value` field, quoted or
-/// not, up to the value's first quote.
+/// The pattern of a value line of a name/value pair, anchored at the line's start: indentation,
+/// the `value` field (in any ASCII case), quoted or not, a `:`, maybe a quote, and then the
+/// pattern given, which is the value.
 macro_rules! value_line {
     ($value:literal) => {
         concat!(
@@ -376,7 +390,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
     },
     // An AWS secret access key in base64 after its name, as a Kubernetes Secret's `data` holds
     // it (`aws_secret_access_key: <56 characters>`): the names are the first entry's, and the
-    // value must decode to a key. detect-secrets `AWSKeyDetector` (the key's name and shape).
+    // value must decode to a key, or to a key and a newline (`echo KEY | base64`). detect-secrets `AWSKeyDetector` (the key's name and shape).
     Rule {
         id: "aws-secret-access-key",
         keywords: &["secret"],
@@ -385,7 +399,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
         pattern: concat!(
             "(?i:",
             aws_secret_name!(),
-            r#")\\?["']?[ \t]{0,32}[:=][ \t]{0,32}\\?["']?([A-Za-z0-9+/]{54}==)(?:[^A-Za-z0-9/+=]|$)"#
+            r#")\\?["']?[ \t]{0,32}[:=][ \t]{0,32}\\?["']?"#,
+            r"([A-Za-z0-9+/]{54}==|[A-Za-z0-9+/]{55}=)(?:[^A-Za-z0-9/+=]|$)"
         ),
         secret: 1,
         accept: aws_secret_base64,

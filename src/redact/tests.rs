@@ -378,6 +378,12 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     base64_of(r.pick(40, &b64()).as_bytes(), false),
                     "\"\n",
                 ),
+                // As `echo KEY | base64` writes it, with the newline.
+                pos(
+                    "  aws_secret_access_key: ",
+                    base64_of(format!("{}\n", r.pick(40, &b64())).as_bytes(), false),
+                    "\n",
+                ),
             ],
             vec![
                 // Random bytes, a placeholder, a key of another length, the documented example.

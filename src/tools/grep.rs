@@ -302,12 +302,13 @@ impl Search {
     /// Searches `batch` (whole lines, the first numbered `first`) as `filter` shows it, and calls
     /// `hit` for each matching line; `hit` answers whether to go on.
     ///
-    /// Lines that redaction leaves as they are (no secret's keyword, no key block open) are
-    /// searched as read, at full speed. The others are searched as redacted, so that a PATTERN
-    /// never probes a secret: where the PATTERN cannot match a `[REDACTED:…]` marker, a line that
-    /// does not match as read cannot match once redacted, so only the lines that match as read are
-    /// redacted and searched again (the others only move the key-block state on); otherwise the
-    /// lines that hold a keyword are redacted one by one.
+    /// Lines that redaction leaves as they are (no secret's keyword, no key block open, not right
+    /// after a name line) are searched as read, at full speed. The others are searched as
+    /// redacted, so that a PATTERN never probes a secret: where the PATTERN cannot match a
+    /// `[REDACTED:…]` marker, a line that does not match as read cannot match once redacted, so
+    /// only the lines that match as read are redacted and searched again (the others only move
+    /// the state of key blocks and name lines on); otherwise the lines that hold a keyword, or
+    /// follow a name line, are redacted one by one.
     fn scan(
         &self,
         filter: &mut Filter,
@@ -320,7 +321,7 @@ impl Search {
         }
         if !self.marker_risk {
             // No keyword search over the batch: the PATTERN's own search finds the lines to
-            // redact, and the rest only needs the key-block state moved on.
+            // redact, and the rest only needs the state of key blocks and name lines moved on.
             return self.redacting_matches(filter, batch, first, hit);
         }
         if filter.passes(batch) {

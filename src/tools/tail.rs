@@ -155,8 +155,9 @@ fn line_starts(
     Ok((starts, over))
 }
 
-/// A filter whose private-key state is the one at `offset`, the start of a line: the
-/// [`LOOKBACK`] bytes before it are read past without being shown, as the redactor asks.
+/// A filter whose state (of private-key blocks and name lines) is the one at `offset`, the start
+/// of a line: the [`LOOKBACK`] bytes before it are read past without being shown, as the
+/// redactor asks.
 fn filter_at(
     ctx: &Ctx<'_>,
     file: &std::fs::File,

@@ -138,6 +138,20 @@ fn a_value_on_the_line_after_its_name_goes_in_every_reader() {
         e.output
     );
     let small = manifest.replace(&filler, "");
+    // Standard input goes through the same readers.
+    for words in [
+        &["cat", "-"][..],
+        &["tail", "-", "3"],
+        &["grep", "value", "-"],
+    ] {
+        let p = env.piped(words, manifest.as_bytes());
+        assert_hidden(&p.output, std::slice::from_ref(&key));
+        assert!(
+            p.output.contains(shown.trim_start()),
+            "{words:?}: {}",
+            p.output
+        );
+    }
     env.write("a.yaml", &small);
     env.write("b.yaml", small.replace(&key, &aws_secret_key(7)));
     // Two files are compared as they are (a changed secret is a difference), shown redacted.
