@@ -153,6 +153,7 @@ POSITIVES = [
     # Name/value pairs over two lines: Kubernetes' env and a probe's header, a pretty-printed HAR.
     ("aws-secret-access-key", "k8s-env", lambda r: rs(r, 40, B64),
      lambda v: (f'env:\n  - name: AWS_SECRET_ACCESS_KEY\n    value: "{v}"\n', 3)),
+    ("aws-secret-access-key", "tfstate", lambda r: rs(r, 40, B64), one_line('            "secret": "{v}",')),
     ("aws-secret-access-key", "k8s-secret", lambda r: base64.b64encode(rs(r, 40, B64).encode()).decode(),
      lambda v: (f"kind: Secret\ndata:\n  aws_secret_access_key: {v}\n", 3)),
     ("authorization", "k8s-probe", lambda r: rs(r, 40),

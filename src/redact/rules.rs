@@ -271,10 +271,11 @@ fn credential(scheme: Option<&[u8]>, value: Option<&[u8]>) -> bool {
 
 /// The names that say a value is an AWS secret access key: `aws_secret_access_key`,
 /// `SecretAccessKey`, `secret_key` (Terraform's AWS provider, MinIO) and the like, matched in any
-/// case inside a longer name.
+/// case inside a longer name, and the word `secret` alone (Terraform's state of an
+/// `aws_iam_access_key`, `"secret": "…"`).
 macro_rules! aws_secret_name {
     () => {
-        r"aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10}|secret[_.-]?key"
+        r"aws[A-Za-z0-9_.-]{0,20}secret[A-Za-z0-9_.-]{0,20}|secret[_.-]?access[_.-]?key[A-Za-z0-9_.-]{0,10}|secret[_.-]?key|\bsecret\b"
     };
 }
 

@@ -259,6 +259,12 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     r.pick(40, &b64()),
                     "\" },\n",
                 ),
+                // Terraform's state of an aws_iam_access_key.
+                pos(
+                    "            \"secret\": \"",
+                    r.pick(40, &b64()),
+                    "\",\n",
+                ),
                 // An XML element, as STS answers.
                 pos(
                     "<SecretAccessKey>",
@@ -280,6 +286,10 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 // A value taken from elsewhere (an ECS secret from the parameter store).
                 "{\"name\": \"AWS_SECRET_ACCESS_KEY\", \"valueFrom\": \"arn:aws:ssm:eu-west-1:123456789012:parameter/k\"}\n".into(),
                 format!("aws_secret_access_key = {}\n", r.pick(41, &alnum())),
+                // The word alone, before what is not a key.
+                format!("            \"secret\": \"{}\",\n", r.pick(40, LOWER)),
+                "    secret: true\n".into(),
+                format!("client_secret_id = {}\n", r.pick(40, &b64())),
             ],
         ),
         (
