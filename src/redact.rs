@@ -97,20 +97,26 @@ const NAME_MAX: usize = 256;
 /// per index into [`RULES`]) of which `body`, a line without its terminator, is the name line,
 /// in the same form.
 fn names(body: &[u8], mask: u32) -> u32 {
-    let mut pairs = mask & PAIRS;
-    if pairs == 0 || !may_name(body) {
-        return 0;
+    match mask & PAIRS != 0 && may_name(body) {
+        true => name_matches(body, mask & PAIRS),
+        false => 0,
     }
+}
+
+/// The rules among `pairs` (rules with a name pattern, one bit per index into [`RULES`]) whose
+/// name pattern `body` matches.
+fn name_matches(body: &[u8], pairs: u32) -> u32 {
+    let mut found = pairs;
     let mut bits = pairs;
     while bits != 0 {
         let i = bits.trailing_zeros() as usize;
         bits &= bits - 1;
         let pattern = RULES[i].name.expect("a rule in PAIRS has a name pattern");
         if !NAMES[i].get_or_init(|| compile(pattern)).is_match(body) {
-            pairs &= !(1 << i);
+            found &= !(1 << i);
         }
     }
-    pairs
+    found
 }
 
 /// Whether `body` (a line without its terminator) could be a name line, at a glance, as every
@@ -141,7 +147,7 @@ fn names_at_end(lines: &[u8]) -> u32 {
     let start = memchr::memrchr(b'\n', head).map_or(0, |i| i + 1);
     let (body, _) = split_terminator(&lines[start..]);
     match may_name(body) {
-        true => names(body, keywords::rules_in(body)),
+        true => name_matches(body, keywords::rules_in(body) & PAIRS),
         false => 0,
     }
 }

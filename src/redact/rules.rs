@@ -279,6 +279,15 @@ macro_rules! aws_secret_name {
     };
 }
 
+/// An AWS secret access key's 40 characters of base64 as capture group 1, and the byte after
+/// them: a `/` may be escaped (`\/`, as PHP writes JSON), and `/` and `+` may be
+/// percent-encoded (a URL's query).
+macro_rules! aws_secret_value {
+    () => {
+        r"((?:[A-Za-z0-9+]|\\?/|%2[BbFf]){40})(?:[^A-Za-z0-9/+=%\\]|\\[^/]|$)"
+    };
+}
+
 /// The pattern of a whole name line of a name/value pair ([`Rule::name`]), anchored at both ends
 /// and ignoring ASCII case: indentation, YAML's list dash, the `name` (or `key`) field, quoted or
 /// not, a `:`, and then one of the names given, quoted or not, and maybe a comma (Kubernetes,
@@ -297,7 +306,7 @@ macro_rules! name_line {
 /// the `value` field (in any ASCII case), quoted or not, a `:`, maybe a quote, and then the
 /// pattern given, which is the value.
 macro_rules! value_line {
-    ($value:literal) => {
+    ($value:expr) => {
         concat!(
             r#"^[ \t]{0,64}["']?(?i:value)["']?[ \t]{0,8}:[ \t]{0,8}["']?"#,
             $value
@@ -346,7 +355,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
         pattern: concat!(
             "(?i:",
             aws_secret_name!(),
-            r#")\\?["']?(?:[ \t]{0,32}(?::=|=>|:|=|>)[ \t]{0,32}|[ \t]{1,32}|[ \t]{0,8},[ \t]{0,8}\\?["']?(?i:value)\\?["']?[ \t]{0,8}[:=][ \t]{0,8})\\?["']?((?:[A-Za-z0-9+]|\\?/|%2[BbFf]){40})(?:[^A-Za-z0-9/+=%\\]|\\[^/]|$)"#
+            r#")\\?["']?(?:[ \t]{0,32}(?::=|=>|:|=|>)[ \t]{0,32}|[ \t]{1,32}|[ \t]{0,8},[ \t]{0,8}\\?["']?(?i:value)\\?["']?[ \t]{0,8}[:=][ \t]{0,8})\\?["']?"#,
+            aws_secret_value!()
         ),
         secret: 1,
         accept: aws_secret,
@@ -371,7 +381,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     // An AWS secret access key as the value of a name/value pair over two lines: Kubernetes'
     // `env` (`- name: AWS_SECRET_ACCESS_KEY`, then `value: KEY`), CloudFormation's `Name` and
     // `Value`, and the same pairs in pretty-printed JSON (ECS task definitions). The names are
-    // the first entry's (also at the end of a longer name, `MINIO_SECRET_KEY`). detect-secrets `AWSKeyDetector`; gitleaks documents the key's shape.
+    // the first entry's (also at the end of a longer name, `MINIO_SECRET_KEY`). detect-secrets
+    // `AWSKeyDetector`; gitleaks documents the key's shape.
     Rule {
         id: "aws-secret-access-key",
         keywords: &["secret"],
@@ -381,9 +392,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
             aws_secret_name!(),
             ")"
         )),
-        pattern: value_line!(
-            r"((?:[A-Za-z0-9+]|\\?/|%2[BbFf]){40})(?:[^A-Za-z0-9/+=%\\]|\\[^/]|$)"
-        ),
+        pattern: value_line!(aws_secret_value!()),
         secret: 1,
         accept: aws_secret,
         tail: None,
@@ -391,7 +400,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
     },
     // An AWS secret access key in base64 after its name, as a Kubernetes Secret's `data` holds
     // it (`aws_secret_access_key: <56 characters>`): the names are the first entry's, and the
-    // value must decode to a key, or to a key and a newline (`echo KEY | base64`). detect-secrets `AWSKeyDetector` (the key's name and shape).
+    // value must decode to a key, or to a key and a newline (`echo KEY | base64`).
+    // detect-secrets `AWSKeyDetector` (the key's name and shape).
     Rule {
         id: "aws-secret-access-key",
         keywords: &["secret"],
