@@ -15,9 +15,16 @@ use crate::policy::{parse_bool, parse_uint};
 use crate::registry::{Args, Effect, FileType, Kind, Param, Value};
 use crate::tools::Tool;
 
-/// Whether a word names an existing entry the caller may reach (the gate's answer): used only to
-/// tell a second path from a bad value in a usage hint.
-pub type Exists<'a> = &'a dyn Fn(&[u8]) -> bool;
+/// What the parser may learn of the caller's surroundings, only to word a usage hint.
+pub struct World<'a> {
+    /// Whether a word names an existing entry the caller may reach (the gate's answer): tells a
+    /// second path from a bad value.
+    pub exists: &'a dyn Fn(&[u8]) -> bool,
+    /// Whether standard input holds input (a pipe, socket or regular file, not a terminal). A
+    /// flag-style call that leaves PATH out then reads it, as POSIX tools do: `ls | head -3`
+    /// is `head - 3`, and `ls | grep -i x` is `grep x - true true`, never a search of the tree.
+    pub piped: &'a dyn Fn() -> bool,
+}
 
 /// Parses the words after the tool name.
 ///
@@ -25,7 +32,7 @@ pub type Exists<'a> = &'a dyn Fn(&[u8]) -> bool;
 /// `usage:` for a word that starts with `-` before `--` (naming it, with the equivalent
 /// positional call where the flag has one), for several paths where the tool takes one (with the
 /// per-path calls), for too many or too few words, and for a bad value.
-pub fn parse(tool: &Tool, words: &[OsString], exists: Exists<'_>) -> Result<Args> {
+pub fn parse(tool: &Tool, words: &[OsString], world: &World<'_>) -> Result<Args> {
     let mut positional: Vec<&[u8]> = Vec::new();
     let mut literal = false;
     for w in words {
@@ -33,12 +40,12 @@ pub fn parse(tool: &Tool, words: &[OsString], exists: Exists<'_>) -> Result<Args
         if !literal && b == b"--" {
             literal = true;
         } else if !literal && b.len() > 1 && b[0] == b'-' {
-            return Err(Error::Usage(refusal(tool, words, b, exists)));
+            return Err(Error::Usage(refusal(tool, words, b, world)));
         } else {
             positional.push(b);
         }
     }
-    if let Some(calls) = per_path_calls(tool, &positional, exists) {
+    if let Some(calls) = per_path_calls(tool, &positional, world.exists) {
         return Err(Error::Usage(format!(
             "several paths given, but {} takes one PATH; one call per path: {calls}",
             tool.name
@@ -55,7 +62,7 @@ const MAX_CALLS: usize = 8;
 /// (docs/contract.md#arguments). A word counts as a further path when it comes after
 /// the last parameter, or when it is not a valid value for its position but names an existing
 /// entry (`head a.py b.py`); the caller's other valid words go with every call.
-fn per_path_calls(tool: &Tool, words: &[&[u8]], exists: Exists<'_>) -> Option<String> {
+fn per_path_calls(tool: &Tool, words: &[&[u8]], exists: &dyn Fn(&[u8]) -> bool) -> Option<String> {
     let mut path_params = tool
         .params
         .iter()
@@ -223,19 +230,23 @@ pub fn parse_file_type(s: &str) -> Option<FileType> {
 }
 
 /// The text of a usage error for the flag-like `word`: it names the word, shows the signature
-/// and, when every flag of the call has a positional equivalent, the equivalent call.
-fn refusal(tool: &Tool, words: &[OsString], word: &[u8], exists: Exists<'_>) -> String {
-    let shown_word = crate::error::shown(word.split(|&b| b == b'=').next().unwrap_or(word));
+/// and, when every flag of the call has a positional equivalent, the equivalent call. A word
+/// that is no flag the tool knows may be a name: the text says how to pass one.
+fn refusal(tool: &Tool, words: &[OsString], word: &[u8], world: &World<'_>) -> String {
+    let name = word.split(|&b| b == b'=').next().unwrap_or(word);
     let mut text = format!(
-        "'{shown_word}' is not accepted: {} takes positional arguments only ({})",
+        "'{}' is not accepted: {} takes positional arguments only ({})",
+        crate::error::shown(name),
         tool.name,
         tool.signature()
     );
-    match equivalent(tool, words, exists) {
+    match equivalent(tool, words, world) {
         Ok(call) => text.push_str(&format!("; equivalent: {call}")),
         Err(why) => text.push_str(&format!("; {why}")),
     }
-    text.push_str("; use -- before a path that starts with -");
+    if !is_flag(tool, name) {
+        text.push_str("; use -- before a path that starts with -");
+    }
     text
 }
 
@@ -245,7 +256,7 @@ fn refusal(tool: &Tool, words: &[OsString], word: &[u8], exists: Exists<'_>) -> 
 fn equivalent(
     tool: &Tool,
     words: &[OsString],
-    exists: Exists<'_>,
+    world: &World<'_>,
 ) -> std::result::Result<String, String> {
     let mut set: Vec<Option<String>> = vec![None; tool.params.len()];
     let mut notes: Vec<String> = Vec::new();
@@ -345,6 +356,8 @@ fn equivalent(
             }
         }
     }
+    // grep -r with no PATH searches the working directory, as GNU grep does, piped or not.
+    let tree = index("recursive").is_some_and(|p| set[p].is_some());
     // Fill the parameters that no flag set with the positional words, in order.
     let mut words_left = positional.iter();
     let mut values: Vec<Option<String>> = Vec::with_capacity(set.len());
@@ -354,20 +367,28 @@ fn equivalent(
     if words_left.next().is_some() {
         // Several paths (`wc -l src/*.rs`): one call per path, without the flags.
         let flagless: Vec<&[u8]> = positional.iter().map(|w| w.as_bytes()).collect();
-        return match per_path_calls(tool, &flagless, exists) {
+        return match per_path_calls(tool, &flagless, world.exists) {
             Some(calls) => Ok(calls),
-            None => Err(format!("too many arguments; usage is {}", tool.signature())),
+            None => Err("too many arguments".to_string()),
         };
     }
+    // PATH left out reads the piped input, as it would for the tool the caller had in mind.
+    if tool.stdin
+        && (world.piped)()
+        && !tree
+        && let Some(p) = tool.params.iter().position(|p| p.kind == Kind::Path)
+        && values[p].is_none()
+    {
+        values[p] = Some("-".to_string());
+    }
+    let missing = |p: &Param| format!("no {} given", p.name.to_ascii_uppercase());
     if let Some(template) = instead {
         let mut call = template;
         let mut dash = false;
         for (p, v) in tool.params.iter().zip(&values) {
             let key = format!("{{{}}}", p.name);
             if call.contains(&key) {
-                let v = v
-                    .as_ref()
-                    .ok_or_else(|| format!("usage is {}", tool.signature()))?;
+                let v = v.as_ref().ok_or_else(|| missing(p))?;
                 dash |= v.starts_with('-') && v != "-";
                 call = call.replace(&key, &shell_word(v.as_bytes()));
             }
@@ -389,25 +410,22 @@ fn equivalent(
             match (v, p.default) {
                 (Some(v), _) => call.push(v.clone()),
                 (None, Some(d)) => call.push(d.to_string()),
-                (None, None) => return Err(format!("usage is {}", tool.signature())),
+                (None, None) => return Err(missing(p)),
             }
         }
     }
-    if tool
+    if let Some((p, _)) = tool
         .params
         .iter()
         .zip(&values)
-        .any(|(p, v)| p.default.is_none() && v.is_none())
+        .find(|(p, v)| p.default.is_none() && v.is_none())
     {
-        return Err(format!("usage is {}", tool.signature()));
+        return Err(missing(p));
     }
     // Offer only a call that the parser accepts (`tail -n +2` and `head -n -2` have none).
     let words: Vec<&[u8]> = call.iter().map(|w| w.as_bytes()).collect();
     if from_words(tool, &words).is_err() {
-        return Err(format!(
-            "this call has no positional equivalent; usage is {}",
-            tool.signature()
-        ));
+        return Err("this call has no positional equivalent".to_string());
     }
     // A word that starts with `-` gets `--` before it (`--` may stand first).
     let mut text = command(tool.name, &words);
@@ -417,6 +435,35 @@ fn equivalent(
         text.push_str(&note);
     }
     Ok(text)
+}
+
+/// Whether `word` is a flag of `tool`: a flag of its table, head's and tail's `-5`, or a bundle
+/// of its short flags (`-rn`, `-n5`).
+fn is_flag(tool: &Tool, word: &[u8]) -> bool {
+    let Ok(word) = std::str::from_utf8(word) else {
+        return false;
+    };
+    if find_flag(tool, word).is_some() {
+        return true;
+    }
+    let Some(rest) = word
+        .strip_prefix('-')
+        .filter(|r| !r.is_empty() && !r.starts_with('-'))
+    else {
+        return false;
+    };
+    if rest.bytes().all(|b| b.is_ascii_digit()) {
+        return tool.params.iter().any(|p| p.name == "lines");
+    }
+    for (i, c) in rest.char_indices() {
+        match find_flag(tool, &format!("-{c}")) {
+            // The rest of the word is the flag's value.
+            Some(Effect::Takes(_)) => return i + c.len_utf8() < rest.len(),
+            Some(_) => {}
+            None => return false,
+        }
+    }
+    true
 }
 
 fn find_flag(tool: &Tool, name: &str) -> Option<Effect> {
@@ -552,17 +599,24 @@ mod tests {
     use super::*;
     use crate::tools::by_name;
 
-    /// An oracle that knows of no entry.
-    fn none(_: &[u8]) -> bool {
-        false
-    }
+    /// A world of no entries, with a terminal on standard input.
+    const NONE: World<'static> = World {
+        exists: &|_| false,
+        piped: &|| false,
+    };
+
+    /// The same world with a pipe on standard input.
+    const PIPED: World<'static> = World {
+        exists: &|_| false,
+        piped: &|| true,
+    };
 
     fn words(ws: &[&str]) -> Vec<OsString> {
         ws.iter().map(OsString::from).collect()
     }
 
     fn usage_of(tool: &str, ws: &[&str]) -> String {
-        match parse(by_name(tool).unwrap(), &words(ws), &none) {
+        match parse(by_name(tool).unwrap(), &words(ws), &NONE) {
             Err(Error::Usage(m)) => m,
             other => panic!("expected a usage error, got {other:?}"),
         }
@@ -616,7 +670,10 @@ mod tests {
 
     #[test]
     fn several_paths_give_one_call_per_path() {
-        let all = |_: &[u8]| true;
+        let all = World {
+            exists: &|_| true,
+            piped: &|| false,
+        };
         let usage = |tool: &str, ws: &[&str]| match parse(by_name(tool).unwrap(), &words(ws), &all)
         {
             Err(Error::Usage(m)) => m,
@@ -643,7 +700,7 @@ mod tests {
         );
         assert!(usage("wc", &["-l", "a", "b"]).contains("equivalent: wc a; wc b"));
         // A bad value that names no entry is the value's error.
-        match parse(by_name("cat").unwrap(), &words(&["a.py", "5x"]), &none) {
+        match parse(by_name("cat").unwrap(), &words(&["a.py", "5x"]), &NONE) {
             Err(Error::Usage(m)) => assert!(m.starts_with("FROM_LINE: '5x'"), "{m}"),
             other => panic!("{other:?}"),
         }
@@ -657,23 +714,56 @@ mod tests {
     }
 
     #[test]
+    fn a_flag_call_without_path_reads_piped_input() {
+        let piped =
+            |tool: &str, ws: &[&str]| match parse(by_name(tool).unwrap(), &words(ws), &PIPED) {
+                Err(Error::Usage(m)) => m,
+                other => panic!("expected a usage error, got {other:?}"),
+            };
+        assert!(piped("head", &["-3"]).contains("equivalent: head - 3"));
+        assert!(piped("tail", &["-n", "5"]).contains("equivalent: tail - 5"));
+        assert!(piped("wc", &["-l"]).contains("equivalent: wc -; -l dropped"));
+        assert!(piped("cat", &["-n"]).contains("equivalent: grep '' -"));
+        // `ls | grep -i x` searches the pipe, never the tree; `grep -r x` the tree, as GNU grep.
+        assert!(piped("grep", &["-i", "x"]).contains("equivalent: grep x - true true"));
+        assert!(piped("grep", &["-r", "x"]).ends_with("equivalent: grep x . true"));
+        // A PATH given stays; stat reads no standard input.
+        assert!(piped("head", &["-3", "f"]).contains("equivalent: head f 3"));
+        assert!(!piped("stat", &["-L"]).contains("equivalent:"));
+        // With a terminal there is nothing to read: the missing PATH is named once, not the
+        // signature again.
+        let m = usage_of("head", &["-3"]);
+        assert!(m.ends_with("(head PATH [LINES=10]); no PATH given"), "{m}");
+        assert!(usage_of("grep", &["-i", "x"]).contains("equivalent: grep x . true true"));
+    }
+
+    #[test]
+    fn only_a_word_that_is_no_known_flag_is_told_of_double_dash() {
+        assert!(!usage_of("head", &["-n", "5", "f"]).contains("use --"));
+        assert!(!usage_of("head", &["-5", "f"]).contains("use --"));
+        assert!(
+            usage_of("cat", &["-weird.txt"]).ends_with("use -- before a path that starts with -")
+        );
+    }
+
+    #[test]
     fn double_dash_ends_the_check() {
-        let a = parse(by_name("cat").unwrap(), &words(&["--", "-n"]), &none).unwrap();
+        let a = parse(by_name("cat").unwrap(), &words(&["--", "-n"]), &NONE).unwrap();
         assert_eq!(a.bytes(0), b"-n");
-        assert!(parse(by_name("head").unwrap(), &words(&["-x", "--"]), &none).is_err());
+        assert!(parse(by_name("head").unwrap(), &words(&["-x", "--"]), &NONE).is_err());
     }
 
     #[test]
     fn values_are_checked() {
         let head = by_name("head").unwrap();
-        assert!(parse(head, &words(&["a", "10001"]), &none).is_err());
-        assert!(parse(head, &words(&["a", "0x10"]), &none).is_err());
+        assert!(parse(head, &words(&["a", "10001"]), &NONE).is_err());
+        assert!(parse(head, &words(&["a", "0x10"]), &NONE).is_err());
         assert_eq!(
-            parse(head, &words(&["a", "10000"]), &none).unwrap().int(1),
+            parse(head, &words(&["a", "10000"]), &NONE).unwrap().int(1),
             10000
         );
-        assert!(parse(by_name("ls").unwrap(), &words(&[".", "maybe"]), &none).is_err());
-        assert!(parse(by_name("find").unwrap(), &words(&[".", "*", "D"]), &none).is_ok());
+        assert!(parse(by_name("ls").unwrap(), &words(&[".", "maybe"]), &NONE).is_err());
+        assert!(parse(by_name("find").unwrap(), &words(&[".", "*", "D"]), &NONE).is_ok());
     }
 
     #[test]

@@ -310,7 +310,13 @@ impl Env<'_> {
             };
         }
         let parsed = match words {
-            Words::Positional(w) => args::parse(tool, w, &|p| self.gate.resolve(p).is_ok()),
+            Words::Positional(w) => {
+                let world = args::World {
+                    exists: &|p| self.gate.resolve(p).is_ok(),
+                    piped: &|| self.gate.stdin_has_input(),
+                };
+                args::parse(tool, w, &world)
+            }
             Words::Json(j) => args::parse_json(tool, j.as_bytes()),
         };
         let args = match parsed {

@@ -115,27 +115,54 @@ pub const TOOL: Tool = Tool {
             effect: Effect::Never("PATTERN is literal text, never a regular expression"),
         },
         Flag {
+            names: &["-q", "--quiet", "--silent"],
+            effect: Effect::Dropped("the exit status is the same (0: a line matched, 1: none)"),
+        },
+        Flag {
+            names: &["--color", "--colour"],
+            effect: Effect::Dropped("readbox prints no colour"),
+        },
+        Flag {
+            names: &["-w", "--word-regexp", "-x", "--line-regexp"],
+            effect: Effect::Never(
+                "PATTERN matches anywhere in a line, not as a whole word or line",
+            ),
+        },
+        Flag {
+            names: &["-l", "-L", "--files-with-matches", "--files-without-match"],
+            effect: Effect::Never(
+                "readbox grep prints matching lines only, each after its file's name",
+            ),
+        },
+        Flag {
             names: &[
-                "-w",
-                "-x",
                 "-v",
                 "-c",
-                "-l",
-                "-L",
                 "-o",
-                "-q",
+                "--invert-match",
+                "--count",
+                "--only-matching",
+            ],
+            effect: Effect::Never("readbox grep prints matching lines only"),
+        },
+        Flag {
+            names: &[
                 "-A",
                 "-B",
                 "-C",
-                "--color",
-                "--colour",
-                "--exclude",
-                "--count",
-                "--files-with-matches",
-                "--invert-match",
                 "--context",
+                "--after-context",
+                "--before-context",
             ],
-            effect: Effect::Never("readbox grep prints matching lines only"),
+            effect: Effect::Never(
+                "readbox grep prints no context lines; cat PATH FROM_LINE reads on from a match",
+            ),
+        },
+        Flag {
+            names: &["--exclude", "--exclude-dir"],
+            effect: Effect::Never(
+                "FILE_PATTERN chooses the files to search; none are left out by name",
+            ),
         },
     ],
     on_truncate: Outcome::Success,

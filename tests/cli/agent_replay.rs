@@ -230,6 +230,12 @@ enum Want {
     /// A refused flag with a positional equivalent: the usage error names `flag`, and its hint,
     /// run in the same shell, answers as `then`.
     Hint { flag: &'static str, then: Box<Want> },
+    /// A refused flag whose hint is exactly `call`, not run (it would read the shell's own
+    /// standard input outside the pipe it was given for).
+    HintText {
+        flag: &'static str,
+        call: &'static str,
+    },
     /// A refused flag without equivalent: the usage error names `flag` and gives `why`.
     NoHint {
         flag: &'static str,
@@ -307,7 +313,9 @@ fn check_plain(r: &Reply, want: &Want) -> Result<(), String> {
             }
             Ok(())
         }
-        Want::Hint { .. } | Want::NoHint { .. } => unreachable!("a hint inside a hint"),
+        Want::Hint { .. } | Want::HintText { .. } | Want::NoHint { .. } => {
+            unreachable!("a hint inside a hint")
+        }
     }
 }
 
@@ -682,11 +690,19 @@ fn script(root: &Path, home: &Path, links: &Path) -> Vec<(String, Want)> {
         ),
         (s("cd root && pwd"), Want::Raw(0, format!("{root_s}\n"))),
         // Pipes and other programs: there is nothing else on PATH.
+        // A flag call that leaves PATH out reads the pipe, as GNU head would.
         (
             s("cat README.md | head -3"),
-            Want::NoHint {
+            Want::HintText {
                 flag: "-3",
-                why: "usage is head PATH",
+                call: "head - 3",
+            },
+        ),
+        (
+            s("ls | grep -i cargo"),
+            Want::HintText {
+                flag: "-i",
+                call: "grep cargo - true true",
             },
         ),
         (
@@ -789,6 +805,13 @@ fn step(shell: &mut Shell, tally: &mut Tally, cmd: &str, want: &Want) -> Result<
         Want::Hint { flag, then } => {
             tally.hinted += 1;
             follow_hint(shell, tally, &r, flag, then)?
+        }
+        Want::HintText { flag, call } => {
+            tally.hinted += 1;
+            refusal(&r, flag).and_then(|msg| match hinted_call(&msg) {
+                Some(c) if c == *call => Ok(()),
+                _ => Err(format!("expected the hint {call:?}: {msg}")),
+            })
         }
         Want::NoHint { flag, why } => {
             tally.unhinted += 1;
@@ -985,6 +1008,15 @@ fn a_shell_session_with_pipes_replays_in_text_format() {
         "- read input from argv\n",
     );
     expect(&mut shell, "wc README.md", 0, &gnu_wc(README, "README.md"));
+    // A flag call that leaves PATH out is told the `-` form, which reads the pipe.
+    let r = shell.run("cat README.md | head -2").unwrap();
+    assert!(r.text.ends_with("equivalent: head - 2\n"), "{r:?}");
+    expect(
+        &mut shell,
+        "cat README.md | head - 2",
+        0,
+        &first_lines(README, 2),
+    );
     // A pipe into grep without `-` is refused: grep would otherwise search the tree.
     expect(
         &mut shell,
@@ -1009,7 +1041,7 @@ fn a_shell_session_with_pipes_replays_in_text_format() {
     );
     // The flag hints run as written.
     let r = shell.run("tail -n +10 README.md").unwrap();
-    assert!(r.text.contains("equivalent: cat README.md 10;"), "{r:?}");
+    assert!(r.text.ends_with("equivalent: cat README.md 10\n"), "{r:?}");
     expect(
         &mut shell,
         "cat README.md 10",

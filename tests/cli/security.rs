@@ -460,10 +460,15 @@ proptest! {
     fn argument_parsing_never_panics(
         tool in proptest::sample::select(readbox::registry::NAMES.to_vec()),
         words in proptest::collection::vec(".{0,12}", 0..8),
+        piped: bool,
     ) {
         let t = readbox::tools::by_name(tool).unwrap();
         let words: Vec<std::ffi::OsString> = words.into_iter().map(Into::into).collect();
-        let _ = readbox::args::parse(t, &words, &|w: &[u8]| w.len().is_multiple_of(2));
+        let world = readbox::args::World {
+            exists: &|w: &[u8]| w.len().is_multiple_of(2),
+            piped: &|| piped,
+        };
+        let _ = readbox::args::parse(t, &words, &world);
     }
 }
 
