@@ -81,7 +81,7 @@ complete -c readbox -n '__fish_readbox_at ls 2' -a 'true false' -d 'also list na
 
 # find [PATH=.] [PATTERN=*] [FILE_TYPE=all] [MAX_DEPTH=20]
 complete -c readbox -n '__fish_readbox_at find 1' -F
-complete -c readbox -n '__fish_readbox_at find 3' -a 'all file directory' -d 'which entries: all, file or directory'
+complete -c readbox -n '__fish_readbox_at find 3' -a 'all file directory' -d 'which entries'
 
 # grep PATTERN [PATH=.] [RECURSIVE=true] [IGNORE_CASE=false] [FILE_PATTERN=*] [MAX_DEPTH=20]
 complete -c readbox -n '__fish_readbox_at grep 2' -F

@@ -33,7 +33,7 @@ pub const TOOL: Tool = Tool {
             name: "file_type",
             kind: Kind::FileType,
             default: Some("all"),
-            help: "which entries: all, file or directory",
+            help: "which entries",
         },
         walk::MAX_DEPTH,
     ],
