@@ -153,4 +153,30 @@ impl Args {
             ref other => unreachable!("parameter {i} is not a file type: {other:?}"),
         }
     }
+
+    /// The call of `tool` with these arguments, some replaced (`(index, word)`), as a runnable
+    /// shell command: the words the caller gave, and the defaults up to the last one replaced.
+    pub fn call_with(&self, tool: &str, replaced: &[(usize, &[u8])]) -> String {
+        let upto = replaced
+            .iter()
+            .map(|&(i, _)| i + 1)
+            .fold(self.given, usize::max);
+        let words: Vec<Vec<u8>> = self.values[..upto]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| match replaced.iter().find(|&&(r, _)| r == i) {
+                Some((_, w)) => w.to_vec(),
+                None => match v {
+                    Value::Bytes(b) => b.clone(),
+                    Value::Bool(b) => b.to_string().into_bytes(),
+                    Value::Int(n) => n.to_string().into_bytes(),
+                    Value::FileType(FileType::All) => b"all".to_vec(),
+                    Value::FileType(FileType::File) => b"file".to_vec(),
+                    Value::FileType(FileType::Directory) => b"directory".to_vec(),
+                },
+            })
+            .collect();
+        let words: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
+        crate::names::command(tool, &words)
+    }
 }

@@ -46,10 +46,19 @@ pub const MAX_DEPTH: Param = Param {
 };
 
 /// Compiles a name glob (find's PATTERN, grep's FILE_PATTERN) as globset does, with case.
+/// `in_folder` gives the call that looks in a folder instead (its PATH joined with `folder`)
+/// for the names `glob` matches, for the error below.
 ///
 /// # Errors
-/// `usage:` when the glob is out of bounds ([`crate::glob::check`]) or does not compile.
-pub fn name_glob(param: &str, pattern: &[u8]) -> Result<GlobSet, Error> {
+/// `usage:` when the glob is out of bounds ([`crate::glob::check`]) or does not compile, and
+/// when it holds a `/` that keeps it from matching any name (`src/*.rs`; a leading `**/` matches
+/// names): such a glob would find nothing, without a word. The error gives the call that looks
+/// in the folder when the glob's part before its last `/` is plain text.
+pub fn name_glob(
+    param: &str,
+    pattern: &[u8],
+    in_folder: &dyn Fn(&[u8], &[u8]) -> String,
+) -> Result<GlobSet, Error> {
     let text = String::from_utf8_lossy(pattern);
     let bad = |why: String| {
         Error::Usage(format!(
@@ -57,6 +66,29 @@ pub fn name_glob(param: &str, pattern: &[u8]) -> Result<GlobSet, Error> {
             crate::error::shown(pattern)
         ))
     };
+    let mut rest = pattern;
+    while let Some(r) = rest.strip_prefix(b"**/") {
+        rest = r;
+    }
+    if let Some(slash) = memchr::memrchr(b'/', rest) {
+        let (folder, glob) = (&rest[..slash], &rest[slash + 1..]);
+        let plain = |b: &[u8]| !b.iter().any(|c| b"*?[]{}\\".contains(c));
+        let hint = if rest.len() == pattern.len()
+            && !folder.is_empty()
+            && !folder.starts_with(b"/")
+            && plain(folder)
+            && !glob.is_empty()
+        {
+            format!("; to look in the folder: {}", in_folder(folder, glob))
+        } else {
+            String::new()
+        };
+        return Err(Error::Usage(format!(
+            "{param}: '{}' never matches: it is matched against each entry's name, which holds \
+             no '/'{hint}",
+            crate::error::shown(pattern)
+        )));
+    }
     crate::glob::check(&text).map_err(bad)?;
     let glob = GlobBuilder::new(&text)
         .literal_separator(true)
@@ -67,6 +99,15 @@ pub fn name_glob(param: &str, pattern: &[u8]) -> Result<GlobSet, Error> {
     let mut set = GlobSetBuilder::new();
     set.add(glob);
     set.build().map_err(|_| bad("it is too large".into()))
+}
+
+/// The PATH that reaches `folder` beneath the caller's `path`: `folder` itself when `path` is `.`.
+pub fn join(path: &[u8], folder: &[u8]) -> Vec<u8> {
+    let path = match path {
+        b"." | b"./" => return folder.to_vec(),
+        p => p.strip_suffix(b"/").unwrap_or(p),
+    };
+    [path, b"/", folder].concat()
 }
 
 /// An entry of a directory listing: its name and its type, as the directory read reports it

@@ -78,7 +78,12 @@ pub const TOOL: Tool = Tool {
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let path = shown(args.bytes(0));
-    let glob = walk::name_glob("PATTERN", args.bytes(1))?;
+    let glob = walk::name_glob("PATTERN", args.bytes(1), &|folder, name| {
+        args.call_with(
+            "find",
+            &[(0, &walk::join(args.bytes(0), folder)), (1, name)],
+        )
+    })?;
     let file_type = args.file_type(2);
     let max_depth = args.int(3) as usize;
     let node = ctx.gate.resolve(args.bytes(0))?;

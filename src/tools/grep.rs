@@ -1057,7 +1057,10 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let pattern = args.bytes(0);
     let path = shown(args.bytes(1));
     let recursive = args.bool(2);
-    let file_glob = crate::walk::name_glob("FILE_PATTERN", args.bytes(4))?;
+    let file_glob = crate::walk::name_glob("FILE_PATTERN", args.bytes(4), &|folder, name| {
+        let path = crate::walk::join(args.bytes(1), folder);
+        args.call_with("grep", &[(1, &path), (4, name)])
+    })?;
     let max_depth = if recursive { args.int(5) as usize } else { 1 };
     let matcher = Matcher::new(pattern, args.bool(3))?;
     let search = Search {

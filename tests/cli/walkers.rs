@@ -857,7 +857,40 @@ fn find_pattern_is_a_glob_on_names_at_any_depth() {
     env.both("find", &[".", "?.txt"]).ok("x.txt\n");
     // Case matters, and the glob sees the name, never the path.
     env.both("find", &[".", "*.RS"]).ok("");
-    env.both("find", &[".", "sub/*.rs"]).ok("");
+    env.both("find", &["p", "**/*.rs"])
+        .ok("p/sub/a.rs\np/top.rs\n");
+}
+
+#[test]
+fn a_glob_that_holds_a_slash_is_refused_with_the_call_that_looks_in_the_folder() {
+    let env = TestEnv::new();
+    env.write("p/sub/a.rs", "fn x\n");
+    // A name holds no `/`: the glob could match nothing, and an empty answer would not say why.
+    let a = env.both("find", &[".", "sub/*.rs"]);
+    a.fails("usage", "PATTERN: 'sub/*.rs' never matches");
+    assert!(
+        a.error
+            .as_deref()
+            .unwrap()
+            .ends_with("to look in the folder: find sub '*.rs'"),
+        "{a:?}"
+    );
+    env.both("find", &["p/", "sub/*.rs", "f"])
+        .fails("usage", "to look in the folder: find p/sub '*.rs' file");
+    env.both("grep", &["fn", "p", "true", "false", "sub/*.rs"])
+        .fails(
+            "usage",
+            "to look in the folder: grep fn p/sub true false '*.rs'",
+        );
+    // The call it gives finds what was meant.
+    env.both("grep", &["fn", "p/sub", "true", "false", "*.rs"])
+        .ok("p/sub/a.rs:1:fn x\n");
+    // A folder that is itself a glob has no such call.
+    let a = env.both("find", &[".", "*/a.rs"]);
+    a.fails("usage", "never matches");
+    assert!(!a.error.as_deref().unwrap().contains("look in"), "{a:?}");
+    env.both("find", &[".", "p/"])
+        .fails("usage", "never matches");
 }
 
 #[test]
