@@ -34,8 +34,8 @@ impl Gate {
     ///
     /// # Errors
     /// `usage:` for a terminal (nothing waits for typing), `denied: -` for a regular file that
-    /// is outside the roots, excluded, or cannot be found again, `not a file: -` for a device or
-    /// a directory, `io:` when standard input cannot be examined.
+    /// is outside the roots, excluded, or cannot be found again, `not a file: - (…)` for a device
+    /// or a directory (saying so, and that a file named `-` is `./-`), `io:` when standard input cannot be examined.
     pub fn stdin(&self, tool: &str) -> Result<Stdin> {
         let fd = rustix::stdio::stdin();
         let st = rustix::fs::fstat(fd).map_err(|e| Error::io("-", &errno_io(e)))?;
@@ -77,7 +77,12 @@ impl Gate {
                     offset,
                 })
             }
-            _ => Err(Error::NotAFile("-".into())),
+            // Over MCP and from most service managers, standard input is `/dev/null`.
+            _ => Err(Error::NotAFile(
+                "- (standard input here is a device or a directory, not a pipe or a file; a file \
+                 named - is ./-)"
+                    .into(),
+            )),
         }
     }
 

@@ -1364,8 +1364,11 @@ fn a_file_named_dash_is_reached_as_dot_slash_dash() {
     env.both("grep", &["-", "n.txt"]).ok("n.txt:1:a-b\n");
     env.both("diff", &["./-", "b", "0"])
         .ok_status("--- ./-\n+++ b\n@@ -2 +2 @@\n-two\n+2\n", 1);
-    // Standard input here is /dev/null, neither a pipe nor a file: `-` is refused.
-    env.both("cat", &["-"]).fails("not a file", "-");
+    // Standard input here is /dev/null, neither a pipe nor a file: `-` is refused, and the
+    // error says why and how to reach the file named `-`.
+    env.both("cat", &["-"])
+        .fails("not a file", "- (standard input here is a device")
+        .fails("not a file", "a file named - is ./-");
 }
 
 // ---------------------------------------------------------------------------------------------
