@@ -368,7 +368,13 @@ fn equivalent(
         // Several paths (`wc -l src/*.rs`): one call per path, without the flags.
         let flagless: Vec<&[u8]> = positional.iter().map(|w| w.as_bytes()).collect();
         return match per_path_calls(tool, &flagless, world.exists) {
-            Some(calls) => Ok(calls),
+            Some(mut calls) => {
+                for note in notes {
+                    calls.push_str("; ");
+                    calls.push_str(&note);
+                }
+                Ok(calls)
+            }
             None => Err("too many arguments".to_string()),
         };
     }
@@ -698,7 +704,10 @@ mod tests {
             m.contains("wc f7 (and 2 more)") && !m.contains("wc f8"),
             "{m}"
         );
-        assert!(usage("wc", &["-l", "a", "b"]).contains("equivalent: wc a; wc b"));
+        assert!(
+            usage("wc", &["-l", "a", "b"])
+                .contains("equivalent: wc a; wc b; -l dropped: wc always prints")
+        );
         // A bad value that names no entry is the value's error.
         match parse(by_name("cat").unwrap(), &words(&["a.py", "5x"]), &NONE) {
             Err(Error::Usage(m)) => assert!(m.starts_with("FROM_LINE: '5x'"), "{m}"),
