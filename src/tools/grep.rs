@@ -981,12 +981,22 @@ impl Printer<'_, '_> {
             let held = f.out.len();
             let printed = self.emit(&display, f);
             self.held.fetch_sub(held, Ordering::Relaxed);
-            if let Err(Stop::Truncated) = &printed {
-                self.ctx.out.note_truncation(format!(
+            match &printed {
+                Err(Stop::Truncated) => self.ctx.out.note_truncation(format!(
                     " in the matches of {}; narrow PATH or FILE_PATTERN, or search for a longer \
                      PATTERN, to see the rest",
                     String::from_utf8_lossy(&display)
-                ));
+                )),
+                // The budget is the call's, not the file's: say where it ran out, so that the
+                // files after it can be searched by a narrower call.
+                Err(Stop::Error(e)) if *e == self.ctx.budget.read_exhausted() => {
+                    self.ctx.out.note(format!(
+                        "the read budget ran out in {}: the files after it were not searched; \
+                         narrow PATH or FILE_PATTERN to search them",
+                        String::from_utf8_lossy(&display)
+                    ));
+                }
+                _ => {}
             }
             printed?;
         }

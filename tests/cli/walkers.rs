@@ -1249,7 +1249,15 @@ fn grep_prints_nothing_from_files_after_the_one_that_crossed_the_budget() {
         env.write(&format!("f{i:02}"), "needle\n");
     }
     env.var("READBOX_MAX_READ_BYTES", "60");
-    limited(&env.both("grep", &["needle"]), "f00:1:needle\n");
+    let a = env.both("grep", &["needle"]);
+    limited(&a, "f00:1:needle\n");
+    // The note says where the budget ran out, so that a narrower call can go on from there.
+    assert_eq!(
+        a.notes,
+        ["the read budget ran out in f01: the files after it were not searched; narrow PATH or \
+          FILE_PATTERN to search them"],
+        "{a:?}"
+    );
 }
 
 #[test]
