@@ -179,7 +179,16 @@ fn from_words(tool: &Tool, words: &[&[u8]]) -> Result<Args> {
             Some(w) => *w,
             None => p.default.unwrap_or_default().as_bytes(),
         };
-        values.push(value_of(tool, p, word)?);
+        let value = value_of(tool, p, word).map_err(|e| match (e, from_line_of(tool, word)) {
+            // `tail f +K`, as `tail -n +K f` would be: the file from line K on is cat's.
+            (Error::Usage(m), Some(k)) => Error::Usage(format!(
+                "{m}; from line {} on: {}",
+                String::from_utf8_lossy(k),
+                command("cat", &[words[0], k])
+            )),
+            (e, _) => e,
+        })?;
+        values.push(value);
     }
     Ok(Args::new(values, words.len()))
 }
@@ -207,6 +216,16 @@ fn value_of(tool: &Tool, p: &Param, word: &[u8]) -> Result<Value> {
             .map(Value::FileType)
             .ok_or_else(|| bad("a file type (all, file, directory, f, d)")),
     }
+}
+
+/// tail's LINES written `+K` (K from 1), as POSIX tail's `-n +K` means "from line K on".
+fn from_line_of<'w>(tool: &Tool, word: &'w [u8]) -> Option<&'w [u8]> {
+    let k = word.strip_prefix(b"+")?;
+    let valid = std::str::from_utf8(k)
+        .ok()
+        .and_then(parse_uint)
+        .is_some_and(|k| k >= 1);
+    (tool.name == "tail" && valid).then_some(k)
 }
 
 /// How a usage error describes an integer range: `an integer from 0 to 100`, `an integer from 1
@@ -753,6 +772,14 @@ mod tests {
         assert!(
             usage_of("cat", &["-weird.txt"]).ends_with("use -- before a path that starts with -")
         );
+    }
+
+    #[test]
+    fn tail_from_a_line_is_told_the_cat_call() {
+        let m = usage_of("tail", &["big log", "+5"]);
+        assert!(m.ends_with("; from line 5 on: cat 'big log' 5"), "{m}");
+        assert!(!usage_of("tail", &["f", "+0"]).contains("cat"));
+        assert!(!usage_of("head", &["f", "+5"]).contains("cat"));
     }
 
     #[test]

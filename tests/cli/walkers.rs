@@ -1254,8 +1254,10 @@ fn grep_prints_nothing_from_files_after_the_one_that_crossed_the_budget() {
     // The note says where the budget ran out, so that a narrower call can go on from there.
     assert_eq!(
         a.notes,
-        ["the read budget ran out in f01: the files after it were not searched; narrow PATH or \
-          FILE_PATTERN to search them"],
+        [
+            "the read budget ran out in f01: the files after it were not searched; narrow PATH or \
+          FILE_PATTERN to search them"
+        ],
         "{a:?}"
     );
 }
