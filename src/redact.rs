@@ -181,32 +181,53 @@ fn find_end(hay: &[u8]) -> Option<usize> {
     FINDER.find(hay)
 }
 
-/// Padding a BEGIN line may hold after its marker: quotes, separators, a continuation backslash.
+/// Padding a BEGIN line may hold after its marker: quotes, separators, a continuation backslash,
+/// and `+`, which joins the string literals of a key written in code (`"-----BEGIN …-----\n" +`).
 fn is_padding(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'"' | b'\'' | b',' | b';' | b'\\')
+    matches!(b, b' ' | b'\t' | b'"' | b'\'' | b',' | b';' | b'\\' | b'+')
+}
+
+/// Where the [padding](is_padding) at the end of `bytes` starts, counting as padding too the
+/// escaped line breaks of a key written as string literals (`\n`, `\r`: Go, Python, Java and
+/// JavaScript write `"-----BEGIN …-----\n"`). `before` is the byte before `bytes`, for a line
+/// read in pieces (a backslash is padding itself, so an escape split between two pieces is
+/// padding on both sides).
+fn padding_start(bytes: &[u8], before: Option<u8>) -> usize {
+    let mut end = bytes.len();
+    while end > 0 {
+        let b = bytes[end - 1];
+        let prev = if end >= 2 {
+            Some(bytes[end - 2])
+        } else {
+            before
+        };
+        if matches!(b, b'n' | b'r') && prev == Some(b'\\') {
+            end = end.saturating_sub(2);
+        } else if is_padding(b) {
+            end -= 1;
+        } else {
+            break;
+        }
+    }
+    end
 }
 
 /// Whether `body` (a line without its terminator) opens a private-key block: it ends with the
-/// BEGIN marker and then nothing but [padding](is_padding), however long the line. Only its
+/// BEGIN marker and then nothing but [padding](padding_start), however long the line. Only its
 /// last bytes decide, so a line read in pieces is judged alike ([`Opener`]).
 fn opens_block(body: &[u8]) -> bool {
-    let end = body
-        .iter()
-        .rposition(|&b| !is_padding(b))
-        .map_or(0, |i| i + 1);
+    let end = padding_start(body, None);
     marker_at_end().is_match(&body[end.saturating_sub(MARKER_MAX)..end])
 }
 
 /// Whether the end of a line, of which only `piece` (its last bytes, without the terminator) is
 /// known, could be the end of a BEGIN line: `piece` is one, or is nothing but padding, or a
-/// piece of a marker and padding.
+/// piece of a marker and padding, or starts with an escape's letter whose backslash may end
+/// the bytes before it.
 fn may_end_opener(piece: &[u8]) -> bool {
-    let end = piece
-        .iter()
-        .rposition(|&b| !is_padding(b))
-        .map_or(0, |i| i + 1);
-    let text = &piece[..end];
+    let text = &piece[..padding_start(piece, None)];
     opens_block(piece)
+        || matches!(text, b"n" | b"r")
         || (text.len() < MARKER_MAX
             && text
                 .iter()
@@ -655,14 +676,16 @@ struct Opener {
 impl Opener {
     fn feed(&mut self, piece: &[u8]) {
         let is_break = |b: &u8| matches!(b, b'\r' | b'\n');
-        match piece.iter().rposition(|&b| !is_padding(b) && !is_break(&b)) {
-            Some(i) => {
+        // The line's terminator is the only break a BEGIN line holds after its text.
+        let body = piece.len() - piece.iter().rev().take_while(|b| is_break(b)).count();
+        match padding_start(&piece[..body], self.recent.last().copied()) {
+            0 => self.breaks += piece.iter().filter(|b| is_break(b)).count(),
+            i => {
                 let mut text = self.recent.clone();
-                text.extend_from_slice(&piece[..=i]);
+                text.extend_from_slice(&piece[..i]);
                 self.text_end = last(&text, MARKER_MAX).to_vec();
-                self.breaks = piece[i + 1..].iter().filter(|b| is_break(b)).count();
+                self.breaks = piece[i..].iter().filter(|b| is_break(b)).count();
             }
-            None => self.breaks += piece.iter().filter(|b| is_break(b)).count(),
         }
         self.recent.extend_from_slice(last(piece, MARKER_MAX));
         let cut = self.recent.len().saturating_sub(MARKER_MAX);
@@ -1015,6 +1038,10 @@ fn find(
             let m = re.captures_read_at(locs, hay, from)?;
             ((m.start(), m.end()), Some(&*locs))
         };
+        if r.token_start && !rules::starts_token(hay, whole.0) {
+            from = whole.0 + 1;
+            continue;
+        }
         let groups = Groups { hay, whole, locs };
         let secret = match r.secret {
             0 => Some(whole),

@@ -53,6 +53,34 @@ pub struct Rule {
     /// Whether the secret is a private key's material on one line (`-----BEGIN … PRIVATE
     /// KEY-----` and text after it on the same line): it runs on to `-----END` or 64 KiB.
     pub inline_key: bool,
+    /// Whether a match must start a token ([`starts_token`]): a prefixed token's start, in place
+    /// of a leading `\b`, which an escape written before the token (`\n` in JSON) would fail.
+    pub token_start: bool,
+}
+
+/// Whether a token may start at `at` in `hay`: at the start, after a byte that is not a
+/// letter, digit or `_` (a word boundary, as `\b`), or right after an escape that ends in one:
+/// `\n`, `\t`, `\r`, `\b`, `\f`, `\v` and `\0` (JSON, C and shell strings), `\xHH`,
+/// `\uHHHH`, and `%HH` (percent-encoding, RFC 3986): a JSON log line
+/// `"keys:\nAKIA…"` or a URL's `?next=%3Ftoken%3Dghp_…` holds a token as plainly as a space
+/// would.
+pub fn starts_token(hay: &[u8], at: usize) -> bool {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let before = &hay[..at];
+    let hex = |s: &[u8]| s.iter().all(u8::is_ascii_hexdigit);
+    match before.last() {
+        None => true,
+        Some(&b) if !word(b) => true,
+        Some(_) => {
+            let ends = |n: usize, f: &dyn Fn(&[u8]) -> bool| {
+                before.len() >= n && f(&before[before.len() - n..])
+            };
+            ends(2, &|e| e[0] == b'\\' && b"nrtbfv0".contains(&e[1]))
+                || ends(3, &|e| e[0] == b'%' && hex(&e[1..]))
+                || ends(4, &|e| e.starts_with(b"\\x") && hex(&e[2..]))
+                || ends(6, &|e| e.starts_with(b"\\u") && hex(&e[2..]))
+        }
+    }
 }
 
 /// The capture groups of one match (only the whole match, group 0, for a rule whose secret
@@ -330,11 +358,12 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
         any_case: false,
         name: None,
-        pattern: r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b",
+        pattern: r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b",
         secret: 0,
         accept: aws_access_key_id,
         tail: None,
         inline_key: false,
+        token_start: true,
     },
     // An AWS secret access key: 40 characters of base64 after a name that says what it is:
     // `aws_secret_access_key =`, `AWS_SECRET_ACCESS_KEY="…"`, `"SecretAccessKey": "…"`, or a
@@ -362,6 +391,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         accept: aws_secret,
         tail: None,
         inline_key: false,
+        token_start: false,
     },
     // An AWS secret access key right after its access key id, as the IAM console's CSV files
     // hold them (`AKIA…,KEY`) and as they are pasted in pairs (`AKIA… KEY`, `["AKIA…", "KEY"]`):
@@ -372,11 +402,12 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
         any_case: false,
         name: None,
-        pattern: r#"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\\?["']?(?:[ \t]{0,8}[,;|:=][ \t]{0,8}|[ \t]{1,8})\\?["']?([A-Za-z0-9+/]{40})(?:[^A-Za-z0-9/+=]|$)"#,
+        pattern: r#"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\\?["']?(?:[ \t]{0,8}[,;|:=][ \t]{0,8}|[ \t]{1,8})\\?["']?([A-Za-z0-9+/]{40})(?:[^A-Za-z0-9/+=]|$)"#,
         secret: 1,
         accept: aws_secret_after_id,
         tail: None,
         inline_key: false,
+        token_start: true,
     },
     // An AWS secret access key as the value of a name/value pair over two lines: Kubernetes'
     // `env` (`- name: AWS_SECRET_ACCESS_KEY`, then `value: KEY`), CloudFormation's `Name` and
@@ -397,6 +428,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         accept: aws_secret,
         tail: None,
         inline_key: false,
+        token_start: false,
     },
     // An AWS secret access key in base64 after its name, as a Kubernetes Secret's `data` holds
     // it (`aws_secret_access_key: <56 characters>`): the names are the first entry's, and the
@@ -417,6 +449,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         accept: aws_secret_base64,
         tail: None,
         inline_key: false,
+        token_start: false,
     },
     // GitHub personal access (ghp_), OAuth (gho_), user-to-server (ghu_), server-to-server
     // (ghs_) and refresh (ghr_) tokens: the prefix and 36 letters or digits. gitleaks
@@ -427,11 +460,12 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
         any_case: false,
         name: None,
-        pattern: r"\bgh[pousr]_[A-Za-z0-9]{36}",
+        pattern: r"gh[pousr]_[A-Za-z0-9]{36}",
         secret: 0,
         accept: always,
         tail: Some(alnum),
         inline_key: false,
+        token_start: true,
     },
     // A GitHub fine-grained personal access token: github_pat_ and 82 word characters.
     // gitleaks `github-fine-grained-pat`.
@@ -440,11 +474,12 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["github_pat_"],
         any_case: false,
         name: None,
-        pattern: r"\bgithub_pat_[A-Za-z0-9_]{82}",
+        pattern: r"github_pat_[A-Za-z0-9_]{82}",
         secret: 0,
         accept: always,
         tail: Some(|b| b.is_ascii_alphanumeric() || b == b'_'),
         inline_key: false,
+        token_start: true,
     },
     // GitLab personal (glpat-), deploy (gldt-), pipeline trigger (glptt-) and runner (glrt-)
     // tokens: the prefix and at least 20 characters. gitleaks `gitlab-pat`,
@@ -454,11 +489,12 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["glpat-", "gldt-", "glptt-", "glrt-"],
         any_case: false,
         name: None,
-        pattern: r"\bgl(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20}",
+        pattern: r"gl(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20}",
         secret: 0,
         accept: always,
         tail: Some(urlsafe_dot),
         inline_key: false,
+        token_start: true,
     },
     // Slack bot, user, app, refresh and configuration tokens (xoxb-, xoxp-, xoxa-, xoxe-,
     // xoxo-, xoxr-, xoxs-: digits, then letters and digits, joined by dashes) and app-level
@@ -469,11 +505,12 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["xox", "xapp-"],
         any_case: false,
         name: None,
-        pattern: r"\b(?:xox[abeoprs]-[0-9]{1,20}-[A-Za-z0-9-]{6}|xapp-[0-9]-[A-Z0-9]{6})",
+        pattern: r"(?:xox[abeoprs]-[0-9]{1,20}-[A-Za-z0-9-]{6}|xapp-[0-9]-[A-Z0-9]{6})",
         secret: 0,
         accept: always,
         tail: Some(alnum_dash),
         inline_key: false,
+        token_start: true,
     },
     // A Slack incoming webhook: its path is the credential. gitleaks `slack-webhook-url`;
     // detect-secrets `SlackDetector`.
@@ -487,6 +524,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         accept: always,
         tail: Some(base64),
         inline_key: false,
+        token_start: false,
     },
     // Stripe secret (sk_) and restricted (rk_) keys, live, test or prod. gitleaks
     // `stripe-access-token`; detect-secrets `StripeDetector`.
@@ -495,11 +533,12 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["k_live_", "k_test_", "k_prod_"],
         any_case: false,
         name: None,
-        pattern: r"\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10}",
+        pattern: r"(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10}",
         secret: 0,
         accept: always,
         tail: Some(alnum),
         inline_key: false,
+        token_start: true,
     },
     // An npm access token: npm_ and 36 letters or digits. gitleaks `npm-access-token`;
     // detect-secrets `NpmDetector` (for the .npmrc `_authToken` line).
@@ -508,11 +547,12 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["npm_"],
         any_case: false,
         name: None,
-        pattern: r"\bnpm_[A-Za-z0-9]{36}",
+        pattern: r"npm_[A-Za-z0-9]{36}",
         secret: 0,
         accept: npm,
         tail: Some(alnum),
         inline_key: false,
+        token_start: true,
     },
     // A PyPI (or TestPyPI) upload token: a macaroon whose base64 starts with the index's
     // name. gitleaks `pypi-upload-token`; detect-secrets `PypiTokenDetector`.
@@ -521,11 +561,12 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["pypi-"],
         any_case: false,
         name: None,
-        pattern: r"\bpypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50}",
+        pattern: r"pypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50}",
         secret: 0,
         accept: always,
         tail: Some(urlsafe),
         inline_key: false,
+        token_start: true,
     },
     // A Google API key: AIza and 35 URL-safe characters. gitleaks `gcp-api-key`.
     Rule {
@@ -533,11 +574,12 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["AIza"],
         any_case: false,
         name: None,
-        pattern: r"\b(AIza[A-Za-z0-9_-]{35})(?:[^A-Za-z0-9_-]|$)",
+        pattern: r"(AIza[A-Za-z0-9_-]{35})(?:[^A-Za-z0-9_-]|$)",
         secret: 1,
         accept: always,
         tail: None,
         inline_key: false,
+        token_start: true,
     },
     // An Anthropic API or admin key: sk-ant-, a kind and version (api03, admin01), then the
     // key. gitleaks `anthropic-api-key`, `anthropic-admin-api-key`. Before the OpenAI rule:
@@ -547,11 +589,12 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["sk-ant-"],
         any_case: false,
         name: None,
-        pattern: r"\bsk-ant-[a-z]{2,10}[0-9]{2}-[A-Za-z0-9_-]{32}",
+        pattern: r"sk-ant-[a-z]{2,10}[0-9]{2}-[A-Za-z0-9_-]{32}",
         secret: 0,
         accept: always,
         tail: Some(urlsafe),
         inline_key: false,
+        token_start: true,
     },
     // An OpenAI API key: sk- (or sk-proj-, sk-svcacct-, sk-admin-) with the base64 of
     // "OpenAI", T3BlbkFJ, inside; project, service-account and admin keys also without it.
@@ -561,11 +604,12 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["T3BlbkFJ", "sk-proj-", "sk-svcacct-", "sk-admin-"],
         any_case: false,
         name: None,
-        pattern: r"\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40}|[A-Za-z0-9_-]{16,250}T3BlbkFJ[A-Za-z0-9_-]{16})",
+        pattern: r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40}|[A-Za-z0-9_-]{16,250}T3BlbkFJ[A-Za-z0-9_-]{16})",
         secret: 0,
         accept: always,
         tail: Some(urlsafe),
         inline_key: false,
+        token_start: true,
     },
     // A JSON Web Token: base64url of a JSON header and payload (both start `eyJ`, the
     // encoding of `{"`), joined by dots, then the signature. A header longer than 256
@@ -582,6 +626,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         accept: always,
         tail: Some(jwt),
         inline_key: false,
+        token_start: false,
     },
     // The material of a PEM or OpenSSH private key written on one line (a JSON service
     // account's "-----BEGIN …-----\nMII…"): from the first character after the
@@ -598,6 +643,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         accept: always,
         tail: None,
         inline_key: true,
+        token_start: false,
     },
     // The password of a URL's user information (RFC 3986), `user:password@host` after the
     // scheme; the user and the host stay.
@@ -613,6 +659,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         accept: url_password,
         tail: None,
         inline_key: false,
+        token_start: false,
     },
     // The credential of an `Authorization:` (or `Proxy-Authorization:`) header: the scheme
     // word stays (`Authorization: Bearer [REDACTED:authorization]`), as git writes it in a
@@ -621,8 +668,9 @@ pub static RULES: [Rule; RULE_COUNT] = [
     // or assigns a string literal to it (`'Authorization' => '…'` in PHP and Ruby,
     // `headers["Authorization"] = "…"`), and name/value pairs (HAR files, Postman:
     // `{"name": "Authorization", "value": "…"}`); quotes may be escaped (JSON inside a string).
-    // The name is the word alone or after `-`, `_` or `proxy` (`HTTP_AUTHORIZATION`,
-    // `proxyAuthorization`), not the end of a longer name (`AggregationAuthorization`).
+    // The name is the word alone or after `-`, `_`, `proxy` or an escape (`HTTP_AUTHORIZATION`,
+    // `proxyAuthorization`, `\r\nAuthorization` in a captured request, as [`starts_token`]
+    // takes them), not the end of a longer name (`AggregationAuthorization`).
     // gitleaks `authorization-header` / `curl-auth-header`; detect-secrets
     // `BasicAuthDetector` and its keyword plugin cover the same values.
     Rule {
@@ -630,11 +678,12 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["authorization"],
         any_case: true,
         name: None,
-        pattern: r#"(?i:\bauthorization|_authorization|proxyauthorization)(?:\\?["']?[ \t]{0,8}:[ \t]{0,8}\\?["']?|\\?["']?\]?[ \t]{0,8}=>?[ \t]{0,8}\\?["']|\\?["'][ \t]{0,8},[ \t]{0,8}\\?["'](?:(?i:value)\\?["'][ \t]{0,8}:[ \t]{0,8}\\?["']|()))(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
+        pattern: r#"(?i:\bauthorization|(?:\\[nrt]|%[0-9a-f]{2})authorization|_authorization|proxyauthorization)(?:\\?["']?[ \t]{0,8}:[ \t]{0,8}\\?["']?|\\?["']?\]?[ \t]{0,8}=>?[ \t]{0,8}\\?["']|\\?["'][ \t]{0,8},[ \t]{0,8}\\?["'](?:(?i:value)\\?["'][ \t]{0,8}:[ \t]{0,8}\\?["']|()))(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
         secret: 3,
         accept: authorization,
         tail: Some(token68),
         inline_key: false,
+        token_start: false,
     },
     // An `Authorization` header as a name/value pair over two lines: Kubernetes probes'
     // `httpHeaders` (`- name: Authorization`, then `value: Bearer …`), and pretty-printed HAR
@@ -653,6 +702,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         accept: authorization_value,
         tail: Some(token68),
         inline_key: false,
+        token_start: false,
     },
 ];
 

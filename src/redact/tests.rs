@@ -963,6 +963,66 @@ fn the_rest_of_the_line_stays_and_several_secrets_go() {
 }
 
 #[test]
+fn a_token_written_right_after_an_escape_goes_too() {
+    let mut rng = Rng(11);
+    let tokens = [
+        (
+            "aws-access-key-id",
+            format!("{AKIA}{}", rng.pick(16, &b32())),
+        ),
+        ("github-token", format!("{GHP}{}", rng.pick(36, &alnum()))),
+        ("gitlab-token", format!("{GLPAT}{}", rng.pick(20, &alnum()))),
+        (
+            "slack-token",
+            format!("{XOXB}1234567890-{}", rng.pick(24, &alnum())),
+        ),
+        ("stripe-key", format!("{SKLIVE}{}", rng.pick(24, &alnum()))),
+        ("npm-token", format!("{NPM}{}", rng.pick(36, &alnum()))),
+        (
+            "google-api-key",
+            format!("{AIZA}{}", rng.pick(35, &urlsafe())),
+        ),
+        (
+            "anthropic-api-key",
+            format!("{SKANT}{}", rng.pick(32, &urlsafe())),
+        ),
+    ];
+    // JSON's and C's escapes, percent-encoding (a URL inside a URL's query), `\x` and `\u`.
+    for escape in ["\\n", "\\t", "\\r\\n", "%3D", "%0A", "\\x0a", "\\u000A"] {
+        for (id, token) in &tokens {
+            let line = format!("{{\"log\": \"key:{escape}{token}\"}}\n");
+            let want = format!("{{\"log\": \"key:{escape}{}\"}}\n", mark(id));
+            assert_eq!(redact(&line), want, "{id} after {escape}");
+        }
+    }
+    // The key after its id, and a header of a captured request.
+    let id = format!("{AKIA}{}", rng.pick(16, &b32()));
+    let key = rng.pick(40, &b64());
+    let line = format!("\"ID,Key\\n{id},{key}\\n\"\n");
+    let want = format!(
+        "\"ID,Key\\n{},{}\\n\"\n",
+        mark("aws-access-key-id"),
+        mark("aws-secret-access-key")
+    );
+    assert_eq!(redact(&line), want);
+    let token = format!("{}9{}", rng.pick(11, &alnum()), rng.pick(8, &alnum()));
+    let line = format!("\"Host: a\\r\\nAuthorization: Bearer {token}\\r\\n\"\n");
+    let want = format!(
+        "\"Host: a\\r\\nAuthorization: Bearer {}\\r\\n\"\n",
+        mark("authorization")
+    );
+    assert_eq!(redact(&line), want);
+    // Inside a longer word, or after an escaped backslash's letter that is no escape, a prefix
+    // starts no token.
+    for (_, token) in &tokens {
+        for before in ["x", "%zz", "\\q", "%3"] {
+            let line = format!("id = {before}{token}\n");
+            assert_eq!(redact(&line), line, "{before}{token}");
+        }
+    }
+}
+
+#[test]
 fn a_secret_in_what_another_match_shows_goes_too() {
     // A token as a URL's user name, before the URL's password (GitHub's old token form):
     // the URL's match starts first, yet its user name is shown, so the token must go first.
@@ -1348,6 +1408,46 @@ fn a_window_that_starts_inside_a_block_shows_the_marker_not_the_material() {
     assert_eq!(tally.total(), 1);
 }
 
+/// A key written in code as string literals, one per line: `"-----BEGIN …-----\\n" +` in Go,
+/// Java and JavaScript (`join` the continuation), or `"…\\n"` in Python's implicit joining.
+fn key_in_literals(rng: &mut Rng, label: &str, join: &str) -> (String, Vec<String>) {
+    let body: Vec<String> = (0..4).map(|_| rng.pick(64, &b64())).collect();
+    let mut text = format!("const key = \"-----BEGIN {label}-----\\n\"{join}\n");
+    for l in &body {
+        text += &format!("\t\"{l}\\n\"{join}\n");
+    }
+    text += &format!("\t\"-----END {label}-----\\n\"\n");
+    (text, body)
+}
+
+#[test]
+fn a_key_written_as_string_literals_in_code_is_a_block() {
+    let mut rng = Rng(31);
+    let label = format!("RSA {PRIV}");
+    for join in [" +", "", " + ", ","] {
+        let (text, body) = key_in_literals(&mut rng, &label, join);
+        let want = format!(
+            "const key = \"-----BEGIN {label}-----\\n\"{join}\n\t{}\n\t\"-----END {label}-----\\n\"\n",
+            mark("private-key")
+        );
+        assert_eq!(redact(&text), want, "joined by {join:?}");
+        // The same for every window: the lines after any number skipped show no material.
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        for k in 0..lines.len() {
+            let mut r = Redactor::new();
+            r.skip(lines[..k].concat().as_bytes());
+            let shown = redact_with(&mut r, &lines[k..].concat()).0;
+            for l in &body {
+                assert!(!shown.contains(&l[..16]), "from line {k}: {shown}");
+            }
+        }
+    }
+    // A marker that is a constant in code, with no escaped break, opens no block, and a line
+    // of code after one is shown as before.
+    let text = format!("rsa := \"-----BEGIN {label}-----\\n\" + x\nreturn nil\n");
+    assert_eq!(redact(&text), text);
+}
+
 #[test]
 fn no_window_of_a_file_shows_key_material() {
     // Every head cut (the first k lines) and every tail window (lines i.. after skipping the
@@ -1528,8 +1628,8 @@ fn a_begin_line_opens_a_block_however_long_it_is_and_however_it_is_read() {
         ("k = \"", 200_000, "\r\n"),
         (long_prefix.as_str(), 3, "\n"),
     ] {
-        // Padding of every kind the marker may be followed by.
-        let padding: String = " \t\"',;\\".chars().cycle().take(pad).collect();
+        // Padding of every kind the marker may be followed by, escaped line breaks too.
+        let padding: String = " \t\"',;\\n+\\r".chars().cycle().take(pad).collect();
         let begin = format!("{prefix}-----BEGIN {PRIV}-----{padding}{term}");
         let mut r = Redactor::new();
         whole(&mut r, begin.as_bytes());
@@ -1547,8 +1647,9 @@ fn a_begin_line_opens_a_block_however_long_it_is_and_however_it_is_read() {
             );
         }
     }
-    // Anything but padding after the marker, even a lone `\r`, and it is not a BEGIN line.
-    for after in ["x", "\r ", "-----"] {
+    // Anything but padding after the marker, even a lone `\r` or an escape's letter without
+    // its backslash, and it is not a BEGIN line.
+    for after in ["x", "\r ", "-----", "n", "\\nx"] {
         let begin = format!("-----BEGIN {PRIV}-----{}{after}\n", " ".repeat(70_000));
         let mut r = Redactor::new();
         whole(&mut r, begin.as_bytes());
@@ -1576,7 +1677,8 @@ fn no_window_after_a_begin_line_of_any_length_shows_key_material() {
     for pad in [0, 30_000, 70_000, 200_000] {
         let text = format!(
             "# x\n-----BEGIN {PRIV}-----{}\n{}\n-----END {PRIV}-----\n# end\n",
-            " ".repeat(pad),
+            // Padding as a key written in code ends its BEGIN line with: `\n" + `.
+            "\\n\" + ".chars().cycle().take(pad).collect::<String>(),
             body.join("\n")
         );
         assert!(!redact(&text).contains(&body[0]));

@@ -707,3 +707,36 @@ fn diff_of_a_change_inside_a_key_block_shows_the_marker_never_an_empty_hunk() {
         1,
     );
 }
+
+#[test]
+fn a_key_in_string_literals_and_a_token_after_an_escape_go_in_every_reader() {
+    let env = TestEnv::new();
+    let (_, material) = key_block(4);
+    let priv_key = concat!("PRIV", "ATE KEY");
+    let mut go = format!("const key = \"-----BEGIN RSA {priv_key}-----\\n\" +\n");
+    for m in &material {
+        go += &format!("\t\"{m}\\n\" +\n");
+    }
+    go += &format!("\t\"-----END RSA {priv_key}-----\\n\"\n");
+    let token = github_token(7);
+    go += &format!("var log = \"{{\\\"msg\\\": \\\"token:\\\\n{token}\\\"}}\"\n");
+    env.write("key_test.go", &go);
+    let mut secrets = material.clone();
+    secrets.push(token[4..].to_string());
+    assert_hidden(&env.both("cat", &["key_test.go"]).output, &secrets);
+    for lines in ["1", "2", "3", "4", "5", "6", "7"] {
+        assert_hidden(&env.both("tail", &["key_test.go", lines]).output, &secrets);
+        assert_hidden(&env.both("head", &["key_test.go", lines]).output, &secrets);
+    }
+    for from in 1..=7 {
+        let from = from.to_string();
+        assert_hidden(&env.both("cat", &["key_test.go", &from]).output, &secrets);
+    }
+    // A piece of either is found nowhere.
+    for probe in [&material[1][8..24], &token[6..20]] {
+        env.both("grep", &[probe, "key_test.go"]).no_match();
+        env.both("grep", &[probe]).no_match();
+    }
+    let a = env.both("grep", &["token", "key_test.go"]);
+    assert!(a.output.contains("[REDACTED:github-token]"), "{a:?}");
+}
