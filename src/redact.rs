@@ -266,6 +266,82 @@ struct Block {
     material: usize,
     /// Whether the `[REDACTED:private-key]` line was shown for it.
     shown: bool,
+    /// Its BEGIN marker stands in a string literal (a quote follows it): a constant in code
+    /// (`"-----BEGIN RSA PRIVATE KEY-----",`, `'-----BEGIN …-----\n'` before code that builds a
+    /// key) as often as the first of a key's lines written as literals. Until a line decides
+    /// ([`key_line`]), the block hides nothing; a line of code ends it.
+    tentative: bool,
+}
+
+impl Block {
+    /// The block that the BEGIN line `body` (without its terminator) opens.
+    fn opened_by(body: &[u8]) -> Block {
+        Block::opened(quoted(&body[padding_start(body, None)..]))
+    }
+
+    /// A block just opened; `tentative` when its marker stands in a string literal.
+    fn opened(tentative: bool) -> Block {
+        Block {
+            material: 0,
+            shown: false,
+            tentative,
+        }
+    }
+}
+
+/// Whether `padding` (what follows a BEGIN marker) holds a quote.
+fn quoted(padding: &[u8]) -> bool {
+    padding.iter().any(|&b| matches!(b, b'"' | b'\''))
+}
+
+/// The header names of an encrypted PEM key (RFC 1421: `Proc-Type`, `DEK-Info`) and of an
+/// OpenPGP armored key (RFC 4880: `Version`, `Comment`, `Hash`, `Charset`): a line that starts
+/// with one is key material.
+const KEY_HEADERS: [&[u8]; 6] = [
+    b"Proc-Type:",
+    b"DEK-Info:",
+    b"Version:",
+    b"Comment:",
+    b"Hash:",
+    b"Charset:",
+];
+
+/// Whether `line` (with its terminator), the line after a BEGIN marker in a string literal, is
+/// a line of key material: `Some(true)` when it holds 32 or more base64 characters in a row
+/// (a PEM or OpenSSH line holds 64 or 70, however it is quoted or commented), starts with a
+/// key's header (after quotes, spaces and comment marks), or is too long to be judged whole
+/// (every reader hides such a line after an open block); `None` when it holds nothing but
+/// spaces, quotes and separators (an armored key's blank line), so that the next line decides;
+/// `Some(false)` otherwise: code, which ends the block.
+fn key_line(line: &[u8]) -> Option<bool> {
+    if line.len() >= MAX_LINE {
+        return Some(true);
+    }
+    let (body, _) = split_terminator(line);
+    let b64 = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=');
+    let mut run = 0;
+    for b in body {
+        run = if b64(b) { run + 1 } else { 0 };
+        if run >= 32 {
+            return Some(true);
+        }
+    }
+    let start = body
+        .iter()
+        .position(|b| {
+            !matches!(
+                b,
+                b' ' | b'\t' | b'"' | b'\'' | b'#' | b'/' | b'*' | b';' | b'+'
+            )
+        })
+        .unwrap_or(body.len());
+    if KEY_HEADERS.iter().any(|h| body[start..].starts_with(h)) {
+        return Some(true);
+    }
+    if padding_start(&body[start..], None) == 0 {
+        return None;
+    }
+    Some(false)
 }
 
 impl Redactor {
@@ -366,7 +442,13 @@ impl Redactor {
             let (body, _) = split_terminator(line);
             if let Some(block) = &mut self.block {
                 let ends = find_end(body).is_some() || find_begin(body).is_some();
-                if !ends {
+                let key = if block.tentative {
+                    key_line(line)
+                } else {
+                    Some(true)
+                };
+                if !ends && key != Some(false) {
+                    block.tentative &= key.is_none();
                     block.material += line.len();
                     if block.material >= MAX_KEY_BLOCK {
                         self.block = None;
@@ -376,10 +458,7 @@ impl Redactor {
                 self.block = None;
             }
             if opens_block(body) {
-                self.block = Some(Block {
-                    material: 0,
-                    shown: false,
-                });
+                self.block = Some(Block::opened_by(body));
             }
         }
         if self.block.is_none() {
@@ -401,10 +480,8 @@ impl Redactor {
         if inside_line {
             let end = memchr::memchr(b'\n', before).map_or(before.len(), |i| i + 1);
             let (body, _) = split_terminator(&before[..end]);
-            self.block = may_end_opener(body).then_some(Block {
-                material: 0,
-                shown: false,
-            });
+            // Whether a quote followed the marker is not known: the block hides at once.
+            self.block = may_end_opener(body).then_some(Block::opened(false));
             rest = &before[end..];
         }
         self.skip(rest);
@@ -417,7 +494,11 @@ impl Redactor {
         self.last.clear();
         let pairs = std::mem::take(&mut self.pairs);
         let hidden = match &mut self.block {
-            Some(b) if b.material < MAX_KEY_BLOCK => true,
+            // A line too long to be judged whole is key material ([`key_line`]).
+            Some(b) if b.material < MAX_KEY_BLOCK => {
+                b.tentative = false;
+                true
+            }
             Some(_) => {
                 self.block = None;
                 false
@@ -465,10 +546,7 @@ impl Redactor {
     /// so that [`Redactor::skip_window`], which starts without knowing that state, agrees.
     fn plain(&mut self, body: &[u8], term: &[u8], mask: u32, pairs: u32) -> Shown {
         if opens_block(body) {
-            self.block = Some(Block {
-                material: 0,
-                shown: false,
-            });
+            self.block = Some(Block::opened_by(body));
         } else {
             self.pairs = names(body, mask);
         }
@@ -493,7 +571,8 @@ impl Redactor {
             let indent = body.iter().take_while(|b| b.is_ascii_whitespace()).count();
             let material = body[indent..i]
                 .iter()
-                .any(|&b| !matches!(b, b'"' | b'\'' | b' ' | b'\t' | b'\\'));
+                .any(|&b| !matches!(b, b'"' | b'\'' | b' ' | b'\t' | b'\\'))
+                && !(block.tentative && key_line(&body[indent..i]) == Some(false));
             if !material {
                 return self.plain(body, term, keywords::rules_of(body), 0);
             }
@@ -512,14 +591,27 @@ impl Redactor {
             }
             return Shown::Replaced(out);
         }
-        if block.material >= MAX_KEY_BLOCK || find_begin(body).is_some() {
-            // The bound, or a new BEGIN without an END: the block ends before this line.
+        let key = if block.tentative {
+            key_line(line)
+        } else {
+            Some(true)
+        };
+        if block.material >= MAX_KEY_BLOCK || find_begin(body).is_some() || key == Some(false) {
+            // The bound, a new BEGIN without an END, or code after a marker in a string
+            // literal: the block ends before this line.
             self.block = None;
             return match keywords::rules_of(line) {
                 0 => Shown::Same,
                 mask => self.plain(body, term, mask, 0),
             };
         }
+        if key.is_none() {
+            // Nothing but spaces and quotes: shown, and the next line decides.
+            block.material += line.len();
+            self.block = (block.material < MAX_KEY_BLOCK).then_some(block);
+            return Shown::Same;
+        }
+        block.tentative = false;
         block.material += line.len();
         let first = !block.shown;
         block.shown = true;
@@ -626,10 +718,7 @@ impl LongLine {
             out.extend_from_slice(&term);
         }
         if self.opener.opens() {
-            red.block = Some(Block {
-                material: 0,
-                shown: false,
-            });
+            red.block = Some(Block::opened(self.opener.quoted));
         }
         out
     }
@@ -671,6 +760,8 @@ struct Opener {
     breaks: usize,
     /// The last two bytes fed.
     end: [u8; 2],
+    /// Whether the padding after the text held a quote ([`Block::tentative`]).
+    quoted: bool,
 }
 
 impl Opener {
@@ -679,12 +770,16 @@ impl Opener {
         // The line's terminator is the only break a BEGIN line holds after its text.
         let body = piece.len() - piece.iter().rev().take_while(|b| is_break(b)).count();
         match padding_start(&piece[..body], self.recent.last().copied()) {
-            0 => self.breaks += piece.iter().filter(|b| is_break(b)).count(),
+            0 => {
+                self.breaks += piece.iter().filter(|b| is_break(b)).count();
+                self.quoted |= quoted(piece);
+            }
             i => {
                 let mut text = self.recent.clone();
                 text.extend_from_slice(&piece[..i]);
                 self.text_end = last(&text, MARKER_MAX).to_vec();
                 self.breaks = piece[i..].iter().filter(|b| is_break(b)).count();
+                self.quoted = quoted(&piece[i..]);
             }
         }
         self.recent.extend_from_slice(last(piece, MARKER_MAX));

@@ -1448,6 +1448,79 @@ fn a_key_written_as_string_literals_in_code_is_a_block() {
     assert_eq!(redact(&text), text);
 }
 
+/// Every reader's view of `text`: from the start, after skipping each prefix of lines, and
+/// from each line as tail's window starts there.
+fn every_view(text: &str) -> Vec<(String, String)> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut views = vec![("whole".to_string(), redact(text))];
+    for k in 0..lines.len() {
+        let mut r = Redactor::new();
+        r.skip(lines[..k].concat().as_bytes());
+        let rest = lines[k..].concat();
+        views.push((format!("after skipping {k}"), redact_with(&mut r, &rest).0));
+        let w = text.len() - rest.len();
+        views.push((format!("window from {k}"), window_from(text.as_bytes(), w)));
+    }
+    views
+}
+
+#[test]
+fn a_marker_in_a_string_literal_opens_a_block_only_before_key_material() {
+    let mut rng = Rng(33);
+    let label = format!("RSA {PRIV}");
+    // Constants and code that builds a key: every view shows them as they are.
+    for text in [
+        format!("MARKERS = {{\n    \"rsa\": \"-----BEGIN {label}-----\",\n}}\n\ndef load(path):\n"),
+        format!("# \"-----BEGIN ENCRYPTED {PRIV}-----\"\n_KEY_REGEX = re.compile(\n"),
+        format!(
+            "pem = '-----BEGIN {label}-----\\n'\npem += b64encode(der)\npem += '-----END {label}-----\\n'\n"
+        ),
+        format!(
+            "begin = \"-----BEGIN {label}-----\"\nend = \"-----END {label}-----\"\nreturn nil\n"
+        ),
+    ] {
+        for (view, shown) in every_view(&text) {
+            assert!(!shown.contains("REDACTED"), "{view}: {shown}");
+        }
+        assert_eq!(redact(&text), text);
+    }
+    // Keys as string literals, one line each: JSON's array of lines, an encrypted key, and an
+    // armored key whose blank line is a literal too. No view shows a piece of the material.
+    let body: Vec<String> = (0..4).map(|_| rng.pick(64, &b64())).collect();
+    let pgp = format!("PGP {PRIV} BLOCK");
+    let quoted = |l: &String| format!("  \"{l}\",\n");
+    let forms = [
+        format!(
+            "{{\"key\": [\n  \"-----BEGIN {label}-----\",\n{}  \"-----END {label}-----\"\n]}}\n",
+            body.iter().map(quoted).collect::<String>()
+        ),
+        format!(
+            "k = (\"-----BEGIN {label}-----\\n\"\n  \"Proc-Type: 4,ENCRYPTED\\n\"\n  \"DEK-Info: AES-128-CBC,00FF\\n\"\n  \"\\n\"\n{}  \"-----END {label}-----\\n\")\n",
+            body.iter()
+                .map(|l| format!("  \"{l}\\n\"\n"))
+                .collect::<String>()
+        ),
+        format!(
+            "k = \"-----BEGIN {pgp}-----\\n\" +\n  \"\\n\" +\n{}  \"-----END {pgp}-----\\n\"\n",
+            body.iter()
+                .map(|l| format!("  \"{l}\\n\" +\n"))
+                .collect::<String>()
+        ),
+    ];
+    for text in forms {
+        for (view, shown) in every_view(&text) {
+            for l in &body {
+                assert!(!shown.contains(&l[..12]), "{view}: {shown}");
+            }
+        }
+        assert_eq!(
+            redact(&text).matches(&mark("private-key")).count(),
+            1,
+            "{text}"
+        );
+    }
+}
+
 #[test]
 fn no_window_of_a_file_shows_key_material() {
     // Every head cut (the first k lines) and every tail window (lines i.. after skipping the

@@ -740,3 +740,19 @@ fn a_key_in_string_literals_and_a_token_after_an_escape_go_in_every_reader() {
     let a = env.both("grep", &["token", "key_test.go"]);
     assert!(a.output.contains("[REDACTED:github-token]"), "{a:?}");
 }
+
+#[test]
+fn a_marker_constant_in_code_hides_no_code_after_it() {
+    let env = TestEnv::new();
+    let text = format!(
+        "MARKERS = {{\n    \"rsa\": \"-----BEGIN RSA {}-----\",\n}}\n\ndef is_rsa_key(text):\n    return text.startswith(MARKERS[\"rsa\"])\n",
+        concat!("PRIV", "ATE KEY")
+    );
+    env.write("markers.py", &text);
+    env.both("cat", &["markers.py"]).ok(&text);
+    env.both("grep", &["def", "markers.py"])
+        .ok("markers.py:5:def is_rsa_key(text):\n");
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    env.both("tail", &["markers.py", "4"])
+        .ok(&lines[lines.len() - 4..].concat());
+}
