@@ -319,13 +319,14 @@ macro_rules! aws_secret_value {
 /// The pattern of a whole name line of a name/value pair ([`Rule::name`]), anchored at both ends
 /// and ignoring ASCII case: indentation, YAML's list dash, the `name` (or `key`) field, quoted or
 /// not, a `:`, and then one of the names given, quoted or not, and maybe a comma (Kubernetes,
-/// CloudFormation, ECS task definitions and HAR files in JSON, Postman collections).
+/// CloudFormation, ECS task definitions and HAR files in JSON, Postman collections), and maybe a
+/// short YAML comment (`- name: AWS_SECRET_ACCESS_KEY  # prod`).
 macro_rules! name_line {
     ($($name:expr),+) => {
         concat!(
             r#"(?i)^[ \t]{0,64}(?:-[ \t]{1,8})?["']?(?:name|key)["']?[ \t]{0,8}:[ \t]{0,8}["']?(?:"#,
             $($name),+,
-            r#")["']?[ \t]{0,8},?[ \t]{0,8}$"#
+            r#")["']?[ \t]{0,8},?(?:[ \t]{1,8}#[^\r\n]{0,48}|[ \t]{0,8})$"#
         )
     };
 }

@@ -345,6 +345,12 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     r.pick(40, &b64()),
                     "\n",
                 ),
+                // A YAML comment after the name.
+                pos(
+                    "- name: AWS_SECRET_ACCESS_KEY  # prod key\n  value: ",
+                    r.pick(40, &b64()),
+                    "\n",
+                ),
                 pos(
                     "  - Name: aws_secret_access_key\r\n    Value: \"",
                     r.pick(40, &b64()),
@@ -368,10 +374,6 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 )
                 .replace("\n\n", "\n  # set below\n"),
                 format!("value: {}\n", r.pick(40, &b64())),
-                format!(
-                    "- name: AWS_SECRET_ACCESS_KEY # the key\n  value: {}\n",
-                    r.pick(40, &b64())
-                ),
             ],
         ),
         (
