@@ -669,6 +669,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
     // or assigns a string literal to it (`'Authorization' => '…'` in PHP and Ruby,
     // `headers["Authorization"] = "…"`), and name/value pairs (HAR files, Postman:
     // `{"name": "Authorization", "value": "…"}`); quotes may be escaped (JSON inside a string).
+    // Rails' token scheme puts the credential in a parameter: `Token token="…"`.
     // The name is the word alone or after `-`, `_`, `proxy` or an escape (`HTTP_AUTHORIZATION`,
     // `proxyAuthorization`, `\r\nAuthorization` in a captured request, as [`starts_token`]
     // takes them), not the end of a longer name (`AggregationAuthorization`).
@@ -679,7 +680,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["authorization"],
         any_case: true,
         name: None,
-        pattern: r#"(?i:\bauthorization|(?:\\[nrt]|%[0-9a-f]{2})authorization|_authorization|proxyauthorization)(?:\\?["']?[ \t]{0,8}:[ \t]{0,8}\\?["']?|\\?["']?\]?[ \t]{0,8}=>?[ \t]{0,8}\\?["']|\\?["'][ \t]{0,8},[ \t]{0,8}\\?["'](?:(?i:value)\\?["'][ \t]{0,8}:[ \t]{0,8}\\?["']|()))(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
+        pattern: r#"(?i:\bauthorization|(?:\\[nrt]|%[0-9a-f]{2})authorization|_authorization|proxyauthorization)(?:\\?["']?[ \t]{0,8}:[ \t]{0,8}\\?["']?|\\?["']?\]?[ \t]{0,8}=>?[ \t]{0,8}\\?["']|\\?["'][ \t]{0,8},[ \t]{0,8}\\?["'](?:(?i:value)\\?["'][ \t]{0,8}:[ \t]{0,8}\\?["']|()))(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?(?:(?i:token)=\\?["']?)?([A-Za-z0-9._~+/=:-]{8,64})"#,
         secret: 3,
         accept: authorization,
         tail: Some(token68),
@@ -697,7 +698,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
             r"(?:[A-Za-z0-9]{1,16}[_-]|proxy-?)?authorization"
         )),
         pattern: value_line!(
-            r"(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"
+            r#"(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?(?:(?i:token)=\\?["']?)?([A-Za-z0-9._~+/=:-]{8,64})"#
         ),
         secret: 2,
         accept: authorization_value,

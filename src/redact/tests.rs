@@ -686,6 +686,12 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     r.pick(40, &alnum()),
                     "\" https://api.example.com/v1/me\n",
                 ),
+                // Rails' token scheme, with the credential as a parameter.
+                pos(
+                    "Authorization: Token token=\"",
+                    format!("{}7{}", r.pick(15, LOWER), r.pick(16, DIGITS)),
+                    "\", nonce=\"abc\"\n",
+                ),
                 pos(
                     "\textraheader = AUTHORIZATION: basic ",
                     base64_of(
