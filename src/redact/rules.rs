@@ -294,7 +294,21 @@ fn credential(scheme: Option<&[u8]>, value: Option<&[u8]>) -> bool {
             .iter()
             .any(|w| s.eq_ignore_ascii_case(w))
     });
-    encoded || value.is_some_and(mixed)
+    encoded || value.is_some_and(|v| mixed(v) && (scheme.is_some() || !property_access(v)))
+}
+
+/// Whether `value` reads as code that takes a property (`o1.accessToken`, as minified
+/// JavaScript writes `headers:{Authorization:o1.accessToken}`): identifiers joined by dots, the
+/// last of them without a digit. A token with dots (a JWT, `SG.…`) ends in random characters.
+fn property_access(value: &[u8]) -> bool {
+    let ident = |s: &[u8]| {
+        s.first()
+            .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+            && s.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    };
+    let mut parts = value.split(|&b| b == b'.');
+    let last = value.rsplit(|&b| b == b'.').next().unwrap_or_default();
+    value.contains(&b'.') && parts.all(ident) && !last.iter().any(u8::is_ascii_digit)
 }
 
 /// The names that say a value is an AWS secret access key: `aws_secret_access_key`,

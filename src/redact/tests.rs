@@ -766,6 +766,9 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 "Authorization: Bearer\n".into(),
                 "Authorization: Bearer ${TOKEN}\n".into(),
                 "Authorization: Bearer YOUR_TOKEN_HERE\n".into(),
+                // Minified JavaScript takes the credential from a property.
+                "fetch(u,{headers:{Authorization:o1.accessToken,Accept:a}})\n".into(),
+                "Authorization: e3.auth.bearerToken\n".into(),
                 "headers = {\"Authorization\": f\"Bearer {token}\"}\n".into(),
                 "Authorization: required for every call\n".into(),
                 // Names in code, with acronyms: a value of letters alone is not a secret here.
