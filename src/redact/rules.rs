@@ -243,7 +243,8 @@ fn npm(g: &Groups<'_>) -> bool {
 }
 
 /// The password of a URL, unless it is a placeholder: a template (`${DB_PASS}`, `{{pw}}`,
-/// `%s`), a mask (`****`, `xxxx`), or a word that stands for one (`password`).
+/// `%s`), a mask (`****`, `xxxx`), or a word that stands for one (`password`); or a CVS root's
+/// access method (`cvs://:pserver:anoncvs@host`).
 fn url_password(g: &Groups<'_>) -> bool {
     let Some(p) = g.get(3) else { return false };
     const WORDS: &[&[u8]] = &[
@@ -262,7 +263,12 @@ fn url_password(g: &Groups<'_>) -> bool {
         .iter()
         .all(|&b| matches!(b, b'*' | b'x' | b'X' | b'.' | b'#'));
     let word = WORDS.iter().any(|w| p.eq_ignore_ascii_case(w));
-    !(templated || masked || word)
+    // CVS's `:pserver:user@host` (also `:ext:`, `:ssh:`) is an access method, not a password.
+    let cvs = g.get(2).is_some_and(<[u8]>::is_empty)
+        && p.iter()
+            .position(|&b| b == b':')
+            .is_some_and(|i| i > 0 && p[..i].iter().all(u8::is_ascii_lowercase));
+    !(templated || masked || word || cvs)
 }
 
 /// An `Authorization` value: after `Basic` (and the other schemes whose value is an encoding

@@ -670,6 +670,7 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 pos("amqp://u:", format!("p@{}", r.pick(10, &alnum())), "@mq/\n"),
             ],
             vec![
+                "  cvs://:pserver:anoncvs@sources.example.org:/cvs/src\n".into(),
                 "homepage: https://example.com:8443/docs\n".into(),
                 "clone: ssh://git@github.com/org/repo.git\n".into(),
                 "mirror: https://mirror-user@example.com/repo.git\n".into(),
