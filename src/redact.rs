@@ -295,50 +295,77 @@ fn quoted(padding: &[u8]) -> bool {
 }
 
 /// The header names of an encrypted PEM key (RFC 1421: `Proc-Type`, `DEK-Info`) and of an
-/// OpenPGP armored key (RFC 4880: `Version`, `Comment`, `Hash`, `Charset`): a line that starts
-/// with one is key material.
-const KEY_HEADERS: [&[u8]; 6] = [
+/// OpenPGP armored key (RFC 4880: `Version`, `Comment`, `Hash`, `Charset`, `MessageID`): a line
+/// that starts with one is key material.
+const KEY_HEADERS: [&[u8]; 7] = [
     b"Proc-Type:",
     b"DEK-Info:",
     b"Version:",
     b"Comment:",
     b"Hash:",
     b"Charset:",
+    b"MessageID:",
 ];
 
-/// Whether `line` (with its terminator), the line after a BEGIN marker in a string literal, is
-/// a line of key material: `Some(true)` when it holds 32 or more base64 characters in a row
-/// (a PEM or OpenSSH line holds 64 or 70, however it is quoted or commented), starts with a
-/// key's header (after quotes, spaces and comment marks), or is too long to be judged whole
-/// (every reader hides such a line after an open block); `None` when it holds nothing but
-/// spaces, quotes and separators (an armored key's blank line), so that the next line decides;
-/// `Some(false)` otherwise: code, which ends the block.
+/// Base64 characters in a row that make a line key material after a marker in a string
+/// literal: a PEM or OpenSSH line holds 64 or 70, and keys wrapped narrower still hold this
+/// many; a line of code rarely does (identifiers break on `_`, calls on `(` and `.`).
+const KEY_RUN: usize = 16;
+
+/// Whether `line` (with its terminator), a line after a BEGIN marker in a string literal, is
+/// key material: `Some(true)` when it holds [`KEY_RUN`] base64 characters in a row (counting
+/// JSON's escaped `\/` and `\u002B`-style escapes of `+`, `/` and `=` as the characters they
+/// stand for), starts with a key's header (after quotes, spaces and comment marks), or is too
+/// long to be judged whole (every reader hides such a line after an open block); `None` when it
+/// is blank (spaces, quotes and separators) or a comment, so that the next line decides;
+/// `Some(false)` otherwise: code, which ends the block. When unsure, it is key material.
 fn key_line(line: &[u8]) -> Option<bool> {
     if line.len() >= MAX_LINE {
         return Some(true);
     }
     let (body, _) = split_terminator(line);
-    let b64 = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=');
-    let mut run = 0;
-    for b in body {
-        run = if b64(b) { run + 1 } else { 0 };
-        if run >= 32 {
+    let (mut i, mut run) = (0, 0);
+    while i < body.len() {
+        let rest = &body[i..];
+        let escaped = match rest {
+            [b'\\', b'/', ..] => 2,
+            [b'\\', b'u', b'0', b'0', b'2' | b'3', x, ..]
+                if matches!(x.to_ascii_lowercase(), b'b' | b'f' | b'd') =>
+            {
+                6
+            }
+            [b, ..] if b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=') => 1,
+            _ => 0,
+        };
+        run = if escaped > 0 { run + 1 } else { 0 };
+        if run >= KEY_RUN {
             return Some(true);
         }
+        i += escaped.max(1);
     }
-    let start = body
+    let text = body.trim_ascii_start();
+    let start = text
         .iter()
-        .position(|b| {
-            !matches!(
-                b,
-                b' ' | b'\t' | b'"' | b'\'' | b'#' | b'/' | b'*' | b';' | b'+'
-            )
-        })
-        .unwrap_or(body.len());
-    if KEY_HEADERS.iter().any(|h| body[start..].starts_with(h)) {
+        .position(|b| !matches!(b, b'"' | b'\'' | b'#' | b'/' | b'*' | b';' | b'+'))
+        .unwrap_or(text.len());
+    if KEY_HEADERS.iter().any(|h| text[start..].starts_with(h)) {
         return Some(true);
     }
-    if padding_start(&body[start..], None) == 0 {
+    let comment = [
+        &b"#"[..],
+        b"//",
+        b"/*",
+        b"*",
+        b"--",
+        b";",
+        b"<!--",
+        b"%",
+        b"'",
+        b"REM ",
+    ]
+    .iter()
+    .any(|c| text.starts_with(c));
+    if comment || padding_start(text, None) == 0 {
         return None;
     }
     Some(false)

@@ -1518,17 +1518,54 @@ fn a_marker_in_a_string_literal_opens_a_block_only_before_key_material() {
                 .map(|l| format!("  \"{l}\\n\" +\n"))
                 .collect::<String>()
         ),
+        // A comment before the key, a PGP header, lines wrapped narrow.
+        format!(
+            "KEY = (\n    \"-----BEGIN {label}-----\\n\"\n    # test key\n{}    \"-----END {label}-----\\n\"\n)\n",
+            body.iter()
+                .map(|l| format!("    \"{l}\\n\"\n"))
+                .collect::<String>()
+        ),
+        format!(
+            "k = [\"-----BEGIN {pgp}-----\",\n \"MessageID: abc\",\n{} \"-----END {pgp}-----\"]\n",
+            body.iter()
+                .map(|l| format!(" \"{l}\",\n"))
+                .collect::<String>()
+        ),
+        format!(
+            "k = (\"-----BEGIN {label}-----\\n\"\n{}  \"-----END {label}-----\\n\")\n",
+            body.iter()
+                .flat_map(|l| [&l[..20], &l[20..40], &l[40..]])
+                .map(|l| format!("  \"{l}\\n\"\n"))
+                .collect::<String>()
+        ),
     ];
     for text in forms {
         for (view, shown) in every_view(&text) {
             for l in &body {
-                assert!(!shown.contains(&l[..12]), "{view}: {shown}");
+                for piece in [&l[..12], &l[20..32], &l[40..52]] {
+                    assert!(!shown.contains(piece), "{view}: {shown}");
+                }
             }
         }
         assert_eq!(
             redact(&text).matches(&mark("private-key")).count(),
             1,
             "{text}"
+        );
+    }
+    // JSON that escapes `/` (PHP) or writes it as `\u002F` in a first line whose runs of
+    // other characters are short.
+    let first: String = (0..8).map(|_| rng.pick(9, &alnum()) + "/").collect();
+    for written in ["\\/", "\\u002F", "\\u002f"] {
+        let line = first.replace('/', written);
+        let text = format!(
+            "{{\"key\": [\n  \"-----BEGIN {label}-----\",\n  \"{line}\",\n  \"{}\",\n  \"-----END {label}-----\"\n]}}\n",
+            body[0]
+        );
+        let shown = redact(&text);
+        assert!(
+            !shown.contains(&first[..9]) && !shown.contains(&body[0]),
+            "{shown}"
         );
     }
 }
