@@ -59,28 +59,77 @@ pub struct Rule {
 }
 
 /// Whether a token may start at `at` in `hay`: at the start, after a byte that is not a
-/// letter, digit or `_` (a word boundary, as `\b`), or right after an escape that ends in one:
-/// `\n`, `\t`, `\r`, `\b`, `\f`, `\v` and `\0` (JSON, C and shell strings), `\xHH`,
-/// `\uHHHH`, and `%HH` (percent-encoding, RFC 3986): a JSON log line
-/// `"keys:\nAKIA…"` or a URL's `?next=%3Ftoken%3Dghp_…` holds a token as plainly as a space
-/// would.
+/// letter, digit or `_` (a word boundary, as `\b`), or right after an escape or encoding that
+/// ends in one, where text would hold a space or a line break:
+/// - the escapes of JSON, C, Python and shell strings: `\n`, `\t`, `\r`, `\a`, `\b`, `\e`, `\f`,
+///   `\v`, `\0`, octal `\012`, `\xHH`, `\uHHHH`, `\UHHHHHHHH`, and caret notation (`^M`);
+/// - percent-encoding (RFC 3986) `%HH`, encoded twice `%25HH`, and `%uHHHH`; quoted-printable
+///   (RFC 2045) `=HH` in capitals (`=3D`);
+/// - a terminal's colour codes (ECMA-48 SGR, `ESC[32m`), as CI logs hold them, also written out
+///   (`\e[`, `\033[`, `\x1b[`, `\u001b[`).
+///
+/// A JSON log line `"keys:\nAKIA…"`, a URL's `?next=%3Ftoken%3Dghp_…` or a coloured
+/// `GH_TOKEN=ESC[32mghp_…` holds a token as plainly as a space would.
 pub fn starts_token(hay: &[u8], at: usize) -> bool {
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let before = &hay[..at];
-    let hex = |s: &[u8]| s.iter().all(u8::is_ascii_hexdigit);
-    match before.last() {
-        None => true,
-        Some(&b) if !word(b) => true,
-        Some(_) => {
-            let ends = |n: usize, f: &dyn Fn(&[u8]) -> bool| {
-                before.len() >= n && f(&before[before.len() - n..])
-            };
-            ends(2, &|e| e[0] == b'\\' && b"nrtbfv0".contains(&e[1]))
-                || ends(3, &|e| e[0] == b'%' && hex(&e[1..]))
-                || ends(4, &|e| e.starts_with(b"\\x") && hex(&e[2..]))
-                || ends(6, &|e| e.starts_with(b"\\u") && hex(&e[2..]))
-        }
+    let Some(&last) = before.last() else {
+        return true;
+    };
+    if !word(last) {
+        return true;
     }
+    let hex = |s: &[u8]| s.iter().all(u8::is_ascii_hexdigit);
+    let ends =
+        |n: usize, f: &dyn Fn(&[u8]) -> bool| before.len() >= n && f(&before[before.len() - n..]);
+    ends(2, &|e| e[0] == b'\\' && b"nrtabefv0".contains(&e[1]))
+        || ends(2, &|e| e[0] == b'^' && e[1].is_ascii_uppercase())
+        || ends(3, &|e| e[0] == b'%' && hex(&e[1..]))
+        || ends(3, &|e| {
+            e[0] == b'='
+                && e[1..]
+                    .iter()
+                    .all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(b))
+        })
+        || ends(4, &|e| {
+            e[0] == b'\\' && e[1..].iter().all(|b| (b'0'..=b'7').contains(b))
+        })
+        || ends(4, &|e| e.starts_with(b"\\x") && hex(&e[2..]))
+        || ends(5, &|e| e.starts_with(b"%25") && hex(&e[3..]))
+        || ends(6, &|e| {
+            (e.starts_with(b"\\u") || e.starts_with(b"%u")) && hex(&e[2..])
+        })
+        || ends(10, &|e| e.starts_with(b"\\U") && hex(&e[2..]))
+        || after_colour_code(before)
+}
+
+/// Whether `before` ends with a terminal colour code (ECMA-48 SGR: `ESC[`, parameters of digits
+/// and `;`, and `m`), the escape byte itself or written out as `\e`, `\033`, `\x1b` or
+/// `\u001b`.
+fn after_colour_code(before: &[u8]) -> bool {
+    let Some(body) = before.strip_suffix(b"m") else {
+        return false;
+    };
+    let params = body
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_digit() || **b == b';')
+        .count();
+    let Some(intro) = body[..body.len() - params].strip_suffix(b"[") else {
+        return false;
+    };
+    params <= 16
+        && [
+            &b"\x1b"[..],
+            b"\\e",
+            b"\\033",
+            b"\\x1b",
+            b"\\x1B",
+            b"\\u001b",
+            b"\\u001B",
+        ]
+        .iter()
+        .any(|e| intro.ends_with(e))
 }
 
 /// The capture groups of one match (only the whole match, group 0, for a rule whose secret
@@ -690,9 +739,10 @@ pub static RULES: [Rule; RULE_COUNT] = [
     // `headers["Authorization"] = "…"`), and name/value pairs (HAR files, Postman:
     // `{"name": "Authorization", "value": "…"}`); quotes may be escaped (JSON inside a string).
     // Rails' token scheme puts the credential in a parameter: `Token token="…"`.
-    // The name is the word alone or after `-`, `_`, `proxy` or an escape (`HTTP_AUTHORIZATION`,
-    // `proxyAuthorization`, `\r\nAuthorization` in a captured request, as [`starts_token`]
-    // takes them), not the end of a longer name (`AggregationAuthorization`).
+    // The name is the word alone or the end of a name after `_` or `proxy`
+    // (`HTTP_AUTHORIZATION`, `proxyAuthorization`), starting a token as [`starts_token`] takes
+    // it (`\r\nAuthorization` in a captured request), not the end of a longer word
+    // (`AggregationAuthorization`).
     // gitleaks `authorization-header` / `curl-auth-header`; detect-secrets
     // `BasicAuthDetector` and its keyword plugin cover the same values.
     Rule {
@@ -700,12 +750,12 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["authorization"],
         any_case: true,
         name: None,
-        pattern: r#"(?i:\bauthorization|(?:\\[nrt]|%[0-9a-f]{2})authorization|_authorization|proxyauthorization)(?:\\?["']?[ \t]{0,8}:[ \t]{0,8}\\?["']?|\\?["']?\]?[ \t]{0,8}=>?[ \t]{0,8}\\?["']|\\?["'][ \t]{0,8},[ \t]{0,8}\\?["'](?:(?i:value)\\?["'][ \t]{0,8}:[ \t]{0,8}\\?["']|()))(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?(?:(?i:token)=\\?["']?)?([A-Za-z0-9._~+/=:-]{8,64})"#,
+        pattern: r#"(?i:(?:[a-z0-9_]{0,32}_|proxy-?)?authorization)(?:\\?["']?[ \t]{0,8}:[ \t]{0,8}\\?["']?|\\?["']?\]?[ \t]{0,8}=>?[ \t]{0,8}\\?["']|\\?["'][ \t]{0,8},[ \t]{0,8}\\?["'](?:(?i:value)\\?["'][ \t]{0,8}:[ \t]{0,8}\\?["']|()))(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?(?:(?i:token)=\\?["']?)?([A-Za-z0-9._~+/=:-]{8,64})"#,
         secret: 3,
         accept: authorization,
         tail: Some(token68),
         inline_key: false,
-        token_start: false,
+        token_start: true,
     },
     // An `Authorization` header as a name/value pair over two lines: Kubernetes probes'
     // `httpHeaders` (`- name: Authorization`, then `value: Bearer …`), and pretty-printed HAR

@@ -1000,7 +1000,38 @@ fn a_token_written_right_after_an_escape_goes_too() {
         ),
     ];
     // JSON's and C's escapes, percent-encoding (a URL inside a URL's query), `\x` and `\u`.
-    for escape in ["\\n", "\\t", "\\r\\n", "%3D", "%0A", "\\x0a", "\\u000A"] {
+    let escapes = [
+        "\\n",
+        "\\t",
+        "\\r\\n",
+        "\\a",
+        "\\e",
+        "\\012",
+        "^M",
+        "%3D",
+        "%0A",
+        "%253D",
+        "%u000A",
+        "=3D",
+        "\\x0a",
+        "\\u000A",
+        "\\U0000000a",
+        "\x1b[32m",
+        "\x1b[0;1m",
+        "\\e[0m",
+        "\\033[1;31m",
+        "\\x1b[32m",
+        "\\u001b[1m",
+    ];
+    for escape in escapes {
+        // An Authorization header after the escape, as a captured request holds it.
+        let token = format!("{}9{}", rng.pick(11, &alnum()), rng.pick(8, &alnum()));
+        let line = format!("\"x{escape}Authorization: Bearer {token}\"\n");
+        let want = format!(
+            "\"x{escape}Authorization: Bearer {}\"\n",
+            mark("authorization")
+        );
+        assert_eq!(redact(&line), want, "authorization after {escape}");
         for (id, token) in &tokens {
             let line = format!("{{\"log\": \"key:{escape}{token}\"}}\n");
             let want = format!("{{\"log\": \"key:{escape}{}\"}}\n", mark(id));
@@ -1027,7 +1058,7 @@ fn a_token_written_right_after_an_escape_goes_too() {
     // Inside a longer word, or after an escaped backslash's letter that is no escape, a prefix
     // starts no token.
     for (_, token) in &tokens {
-        for before in ["x", "%zz", "\\q", "%3"] {
+        for before in ["x", "%zz", "\\q", "%3", "=3d", "[32m", "\\k[0m", "^m"] {
             let line = format!("id = {before}{token}\n");
             assert_eq!(redact(&line), line, "{before}{token}");
         }
