@@ -190,6 +190,23 @@ fn always(_: &Groups<'_>) -> bool {
     true
 }
 
+/// A key's material after its marker on the same line. Where the marker's string literal ends
+/// there (`"-----BEGIN …-----", "MII…"`: one array, or a sum of strings), the next string must
+/// start with material (16 base64 characters), so that a line of marker constants
+/// (`{"rsa": "-----BEGIN RSA PRIVATE KEY-----", "ec": …}`) stays.
+fn inline_key(g: &Groups<'_>) -> bool {
+    let whole = g.get(0).unwrap_or_default();
+    let after = whole.rsplit(|&b| b == b'-').next().unwrap_or_default();
+    if !after.iter().any(|&b| matches!(b, b'"' | b'\'')) {
+        return true;
+    }
+    let start = g.whole.1 - 1;
+    g.hay.get(start..start + 16).is_some_and(|m| {
+        m.iter()
+            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/'))
+    })
+}
+
 /// Holds both a letter and a digit: random tokens do, words and identifiers mostly not.
 fn mixed(s: &[u8]) -> bool {
     s.iter().any(u8::is_ascii_digit) && s.iter().any(u8::is_ascii_alphabetic)
@@ -699,8 +716,10 @@ pub static RULES: [Rule; RULE_COUNT] = [
         token_start: false,
     },
     // The material of a PEM or OpenSSH private key written on one line (a JSON service
-    // account's "-----BEGIN …-----\nMII…"): from the first character after the
-    // BEGIN line's marker to `-----END`. A key over several lines is a block, which the
+    // account's "-----BEGIN …-----\nMII…"; the line break also escaped twice, as JSON inside
+    // JSON writes it, or as `\u000a`, `&#10;`, `%0A` or `<br>`, or the lines as strings of one
+    // array or sum, `"…-----", "MII…"`): from the first character after the BEGIN line's
+    // marker to `-----END`. A key over several lines is a block, which the
     // redactor follows from line to line with the same marker. gitleaks `private-key`;
     // detect-secrets `PrivateKeyDetector`.
     Rule {
@@ -708,9 +727,9 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["PRIVATE KEY"],
         any_case: false,
         name: None,
-        pattern: r"-----BEGIN[ A-Z0-9]{0,32}PRIVATE KEY(?: BLOCK)?-----(?:\\[nr]|[ \t]){0,16}([A-Za-z0-9+/])",
+        pattern: r#"-----BEGIN[ A-Z0-9]{0,32}PRIVATE KEY(?: BLOCK)?-----(?:\\{1,3}[nr]|\\{1,2}u000[aAdD]|&#(?:1[03]|[xX]0?[aAdD]);|%0[aAdD]|<[bB][rR] ?/?>|["'][ \t]{0,4}[,+.][ \t]{0,4}["']|[ \t]){0,16}([A-Za-z0-9+/])"#,
         secret: 1,
-        accept: always,
+        accept: inline_key,
         tail: None,
         inline_key: true,
         token_start: false,

@@ -1712,6 +1712,39 @@ fn a_new_begin_ends_an_open_block() {
 }
 
 #[test]
+fn a_key_on_one_line_goes_however_its_line_breaks_are_written() {
+    let mut rng = Rng(41);
+    let body: Vec<String> = (0..3).map(|_| rng.pick(64, &b64())).collect();
+    let label = format!("RSA {PRIV}");
+    for (sep, open, close) in [
+        ("\\\\n", "{\"cfg\":\"{\\\"key\\\":\\\"", "\\\"}\"}"),
+        ("&#10;", "<k>", "</k>"),
+        ("\\u000a", "{\"k\": \"", "\"}"),
+        ("<br>", "", ""),
+        ("\", \"", "[\"", "\"]"),
+        ("\\n\" + \"", "k := \"", "\\n\""),
+    ] {
+        let line = format!(
+            "{open}-----BEGIN {label}-----{sep}{}{sep}-----END {label}-----{close}\n",
+            body.join(sep)
+        );
+        let shown = redact(&line);
+        for b in &body {
+            assert!(
+                !shown.contains(&b[..16]) && !shown.contains(&b[48..]),
+                "{sep}: {shown}"
+            );
+        }
+        assert!(shown.contains(&mark("private-key")), "{shown}");
+    }
+    // A line of marker constants holds no key.
+    let line = format!(
+        "{{\"rsa\": \"-----BEGIN {label}-----\", \"ec\": \"-----BEGIN EC {PRIV}-----\"}}\n"
+    );
+    assert_eq!(redact(&line), line);
+}
+
+#[test]
 fn an_inline_key_without_end_hides_the_rest_of_its_line() {
     let mut rng = Rng(16);
     let a = rng.pick(200, &b64());
