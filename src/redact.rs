@@ -182,9 +182,13 @@ fn find_end(hay: &[u8]) -> Option<usize> {
 }
 
 /// Padding a BEGIN line may hold after its marker: quotes, separators, a continuation backslash,
-/// and `+`, which joins the string literals of a key written in code (`"-----BEGIN …-----\n" +`).
+/// and what joins or passes on the string literals of a key written in code: `+`, `.` and `)`
+/// (`"-----BEGIN …-----\n" +`, PHP's `.`, Lua's `..`, Java's `sb.append("…\n");`).
 fn is_padding(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'"' | b'\'' | b',' | b';' | b'\\' | b'+')
+    matches!(
+        b,
+        b' ' | b'\t' | b'"' | b'\'' | b',' | b';' | b'\\' | b'+' | b'.' | b')'
+    )
 }
 
 /// Where the [padding](is_padding) at the end of `bytes` starts, counting as padding too the
@@ -266,7 +270,8 @@ struct Block {
     material: usize,
     /// Whether the `[REDACTED:private-key]` line was shown for it.
     shown: bool,
-    /// Its BEGIN marker stands in a string literal (a quote follows it): a constant in code
+    /// Its BEGIN marker stands in a string literal or a sentence (a quote, `.` or `)` follows
+    /// it): a constant in code
     /// (`"-----BEGIN RSA PRIVATE KEY-----",`, `'-----BEGIN …-----\n'` before code that builds a
     /// key) as often as the first of a key's lines written as literals. Until a line decides
     /// ([`key_line`]), the block hides nothing; a line of code ends it.
@@ -289,9 +294,13 @@ impl Block {
     }
 }
 
-/// Whether `padding` (what follows a BEGIN marker) holds a quote.
+/// Whether `padding` (what follows a BEGIN marker) holds a quote, or the `.` or `)` that end a
+/// sentence or a call: then the marker may be text about keys, not the start of one
+/// ([`Block::tentative`]).
 fn quoted(padding: &[u8]) -> bool {
-    padding.iter().any(|&b| matches!(b, b'"' | b'\''))
+    padding
+        .iter()
+        .any(|&b| matches!(b, b'"' | b'\'' | b'.' | b')'))
 }
 
 /// The header names of an encrypted PEM key (RFC 1421: `Proc-Type`, `DEK-Info`) and of an

@@ -1467,7 +1467,7 @@ fn key_in_literals(rng: &mut Rng, label: &str, join: &str) -> (String, Vec<Strin
 fn a_key_written_as_string_literals_in_code_is_a_block() {
     let mut rng = Rng(31);
     let label = format!("RSA {PRIV}");
-    for join in [" +", "", " + ", ","] {
+    for join in [" +", "", " + ", ",", " .", " ..", ");"] {
         let (text, body) = key_in_literals(&mut rng, &label, join);
         let want = format!(
             "const key = \"-----BEGIN {label}-----\\n\"{join}\n\t{}\n\t\"-----END {label}-----\\n\"\n",
@@ -1485,6 +1485,9 @@ fn a_key_written_as_string_literals_in_code_is_a_block() {
             }
         }
     }
+    // Prose that names the marker at the end of a sentence hides nothing after it.
+    let text = format!("A key starts with -----BEGIN {label}-----.\nThe next line is prose.\n");
+    assert_eq!(redact(&text), text);
     // A marker that is a constant in code, with no escaped break, opens no block, and a line
     // of code after one is shown as before.
     let text = format!("rsa := \"-----BEGIN {label}-----\\n\" + x\nreturn nil\n");
