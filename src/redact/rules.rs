@@ -190,11 +190,23 @@ fn always(_: &Groups<'_>) -> bool {
     true
 }
 
-/// A key's material after its marker on the same line. Where the marker's string literal ends
+/// A key's material after its marker on the same line, unless a placeholder that repeats one
+/// character (`XXXX`). Where the marker's string literal ends
 /// there (`"-----BEGIN …-----", "MII…"`: one array, or a sum of strings), the next string must
 /// start with material (16 base64 characters), so that a line of marker constants
 /// (`{"rsa": "-----BEGIN RSA PRIVATE KEY-----", "ec": …}`) stays.
 fn inline_key(g: &Groups<'_>) -> bool {
+    // A placeholder (`-----BEGIN PRIVATE KEY-----\nXXXX\nXXXX\n…`) repeats one character.
+    let b64 = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/');
+    let run: Vec<u8> = g.hay[g.whole.1 - 1..]
+        .iter()
+        .take_while(|b| b64(b))
+        .take(64)
+        .copied()
+        .collect();
+    if run.len() >= 2 && run.iter().all(|&b| b == run[0]) {
+        return false;
+    }
     let whole = g.get(0).unwrap_or_default();
     let after = whole.rsplit(|&b| b == b'-').next().unwrap_or_default();
     if !after.iter().any(|&b| matches!(b, b'"' | b'\'')) {

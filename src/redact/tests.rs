@@ -1740,7 +1740,10 @@ fn a_key_on_one_line_goes_however_its_line_breaks_are_written() {
         }
         assert!(shown.contains(&mark("private-key")), "{shown}");
     }
-    // A line of marker constants holds no key.
+    // A placeholder of a key, and a line of marker constants, hold no key.
+    let line =
+        format!("key=\"-----BEGIN {PRIV}-----\\\\nXXXX\\\\nXXXX\\\\n-----END {PRIV}-----\"\n");
+    assert_eq!(redact(&line), line);
     let line = format!(
         "{{\"rsa\": \"-----BEGIN {label}-----\", \"ec\": \"-----BEGIN EC {PRIV}-----\"}}\n"
     );
