@@ -355,12 +355,14 @@ fn url_password(g: &Groups<'_>) -> bool {
 /// pattern takes the first 64 characters of the value, which is where this looks. Group 1
 /// takes part when the name is followed by a comma and another string: that is a header set
 /// in code only with a scheme word (a list of header names, `["authorization",
-/// "x-amz-content-sha256"]`, is not).
+/// "x-amz-content-sha256"]`, is not). Group 2 takes part when the value is assigned unquoted
+/// (`AUTHORIZATION=Bearer …`) or encoded in a URL (`authorization=Bearer%20…`,
+/// `Authorization%3A%20Bearer%20…`): a value there counts only after a scheme word.
 fn authorization(g: &Groups<'_>) -> bool {
-    if g.get(1).is_some() && g.get(2).is_none() {
+    if (g.get(1).is_some() || g.get(2).is_some()) && g.get(3).is_none() {
         return false;
     }
-    credential(g.get(2), g.get(3))
+    credential(g.get(3), g.get(4))
 }
 
 /// An `Authorization` value on the line after its name ([`authorization`]'s test): group 1 is
@@ -781,8 +783,8 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["authorization"],
         any_case: true,
         name: None,
-        pattern: r#"(?i:(?:[a-z0-9_]{0,32}_|proxy-?)?authorization)(?:\\?["']?[ \t]{0,8}:[ \t]{0,8}\\?["']?|\\?["']?\]?[ \t]{0,8}=>?[ \t]{0,8}\\?["']|\\?["'][ \t]{0,8},[ \t]{0,8}\\?["'](?:(?i:value)\\?["'][ \t]{0,8}:[ \t]{0,8}\\?["']|()))(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?(?:(?i:token)=\\?["']?)?([A-Za-z0-9._~+/=:-]{8,64})"#,
-        secret: 3,
+        pattern: r#"(?i:(?:[a-z0-9_]{0,32}_|proxy-?)?authorization)(?:\\?["']?[ \t]{0,8}:[ \t]{0,8}\\?["']?|\\?["']?\]?[ \t]{0,8}=>?[ \t]{0,8}\\?["']|\\?["'][ \t]{0,8},[ \t]{0,8}\\?["'](?:(?i:value)\\?["'][ \t]{0,8}:[ \t]{0,8}\\?["']|())|(?:[ \t]{0,8}=[ \t]{0,8}|%3[aA](?:%20|\+)?)())(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))(?:[ \t]{1,8}|%20|\+))?(?:(?i:token)=\\?["']?)?([A-Za-z0-9._~+/=:-]{8,64})"#,
+        secret: 4,
         accept: authorization,
         tail: Some(token68),
         inline_key: false,

@@ -687,6 +687,22 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     r.pick(40, &alnum()),
                     "\" https://api.example.com/v1/me\n",
                 ),
+                // Assigned unquoted, and encoded in a URL: after a scheme word.
+                pos(
+                    "AUTHORIZATION=Bearer ",
+                    r.pick(40, &alnum()),
+                    "\n",
+                ),
+                pos(
+                    "wss://rt.example.com/?authorization=Bearer%20",
+                    r.pick(40, &alnum()),
+                    "&v=2\n",
+                ),
+                pos(
+                    "GET /?h=Authorization%3A%20Bearer%20",
+                    r.pick(40, &alnum()),
+                    " HTTP/1.1\n",
+                ),
                 // Rails' token scheme, with the credential as a parameter.
                 pos(
                     "Authorization: Token token=\"",
@@ -767,6 +783,8 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 "Authorization: Bearer\n".into(),
                 "Authorization: Bearer ${TOKEN}\n".into(),
                 "Authorization: Bearer YOUR_TOKEN_HERE\n".into(),
+                // Unquoted without a scheme word: a setting, not a credential.
+                "authorization=required_for_all_calls_2\n".into(),
                 // Minified JavaScript takes the credential from a property.
                 "fetch(u,{headers:{Authorization:o1.accessToken,Accept:a}})\n".into(),
                 "Authorization: e3.auth.bearerToken\n".into(),
