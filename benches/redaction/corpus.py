@@ -160,6 +160,15 @@ POSITIVES = [
      lambda v: (f"httpHeaders:\n  - name: Authorization\n    value: Bearer {v}\n", 3)),
     ("authorization", "har-pretty", lambda r: rs(r, 40),
      lambda v: (f'  {{\n    "name": "Authorization",\n    "value": "Bearer {v}"\n  }},\n', 3)),
+    # Tokens right after an escape: a JSON log line, a captured request, a URL in a URL's query.
+    ("aws-access-key-id", "json-log", lambda r: AKIA + rs(r, 16, B32),
+     one_line('{{"level": "info", "msg": "keys:\\n{v}\\n"}}')),
+    ("authorization", "http-dump", lambda r: rs(r, 40),
+     one_line('{{"request": "GET /v1/me HTTP/1.1\\r\\nAuthorization: Bearer {v}\\r\\n"}}')),
+    ("github-token", "url-in-query", lambda r: GH + "p_" + rs(r, 36),
+     one_line("next: https://sso.example.com/login?to=%2Fapi%3Ftoken%3D{v}")),
+    ("github-token", "ci-log-colour", lambda r: GH + "p_" + rs(r, 36),
+     one_line("+ export GH_TOKEN=\x1b[32m{v}\x1b[0m")),
     # Secrets that no readbox rule describes (readbox knows formats, not every secret): a
     # password under a password key, a hex API key under an api_key key, a SendGrid key.
     ("outside: password value", "yaml", lambda r: rs(r, 16, ALNUM + "!@#%"), one_line('  password: "{v}"')),
@@ -189,6 +198,11 @@ def key_cases(rand):
         ]:
             text, body, line = key_block_case(rand, label, nbytes, width, indent, pre, ["# end"])
             out.append(("private-key", ctx, text, body, line))
+        # A key in code, one string literal per line (Go, Java, JavaScript).
+        body = pem_body(rand, 1190, 64)
+        text = (f'const testKey = "-----BEGIN RSA {PRIV}-----\\n" +\n'
+                + "".join(f'\t"{b}\\n" +\n' for b in body) + f'\t"-----END RSA {PRIV}-----\\n"\n')
+        out.append(("private-key", "go-literals", text, body, 2))
         body = base64.b64encode(rand.randbytes(1216)).decode()
         lines = [body[i:i + 64] for i in range(0, len(body), 64)]
         escaped = "\\n".join(lines)
@@ -196,6 +210,11 @@ def key_cases(rand):
                 f'  "private_key": "-----BEGIN {PRIV}-----\\n{escaped}\\n-----END {PRIV}-----\\n",\n'
                 '  "client_email": "svc@project.iam.example.com"\n}\n')
         out.append(("private-key", "json-inline", text, lines, 4))
+        # The same service account as a string inside JSON: its line breaks escaped twice.
+        twice = "\\\\n".join(lines)
+        text = ('{"kind": "Secret", "last-applied": "{\\"private_key\\": \\"'
+                f'-----BEGIN {PRIV}-----\\\\n{twice}\\\\n-----END {PRIV}-----\\\\n\\"}}"}}\n')
+        out.append(("private-key", "json-in-json", text, lines, 1))
     return out
 
 
@@ -238,6 +257,9 @@ def lookalikes(rand):
         ("camel-case-name", lambda: f"aws_secret_access_key = {camel_case(rand, 40)}\n"),
         # A word in the shape of an AWS key id: readbox replaces it (a known false positive).
         ("aws-shaped-word", lambda: f"region: {ASIA}PACIFICSOUTHEAST\n"),
+        ("marker-constant", lambda: f'MARKERS = {{\n    "rsa": "-----BEGIN RSA {PRIV}-----",\n}}\n\n'
+                                    "def load(path):\n    return open(path).read()\n"),
+        ("minified-property", lambda: "fetch(u,{headers:{Authorization:o1.accessToken,Accept:a}})\n"),
         ("data-uri", lambda: f"icon: data:image/png;base64,{base64.b64encode(rand.randbytes(60)).decode()}\n"),
     ]
     return [(cat, make()) for cat, make in cases for _ in range(PER_CONTEXT)]
