@@ -642,10 +642,17 @@ impl Redactor {
             };
         }
         if key.is_none() {
-            // Nothing but spaces and quotes: shown, and the next line decides.
+            // A blank line or a comment: shown as any line is (a comment may hold a token),
+            // and the next line decides.
             block.material += line.len();
             self.block = (block.material < MAX_KEY_BLOCK).then_some(block);
-            return Shown::Same;
+            let shown = match keywords::rules_of(line) {
+                0 => Shown::Same,
+                mask => self.plain(body, term, mask, 0),
+            };
+            // No name/value pair runs across a block, even one not yet decided.
+            self.pairs = 0;
+            return shown;
         }
         block.tentative = false;
         block.material += line.len();
@@ -796,7 +803,7 @@ struct Opener {
     breaks: usize,
     /// The last two bytes fed.
     end: [u8; 2],
-    /// Whether the padding after the text held a quote ([`Block::tentative`]).
+    /// Whether the padding after the text makes the block tentative ([`quoted`]).
     quoted: bool,
 }
 

@@ -1605,6 +1605,21 @@ fn a_marker_in_a_string_literal_opens_a_block_only_before_key_material() {
             "{text}"
         );
     }
+    // A comment that defers the decision is redacted as any line is.
+    let password = format!("{}7{}", rng.pick(5, &alnum()), rng.pick(5, &alnum()));
+    let text = format!(
+        "k = \"-----BEGIN {label}-----\"\n# was https://deploy:{password}@git.example.com\nx = 1\n"
+    );
+    for (view, shown) in every_view(&text) {
+        assert!(!shown.contains(&password), "{view}: {shown}");
+    }
+    assert_eq!(
+        redact(&text),
+        format!(
+            "k = \"-----BEGIN {label}-----\"\n# was https://deploy:{}@git.example.com\nx = 1\n",
+            mark("url-password")
+        )
+    );
     // JSON that escapes `/` (PHP) or writes it as `\u002F` in a first line whose runs of
     // other characters are short.
     let first: String = (0..8).map(|_| rng.pick(9, &alnum()) + "/").collect();
