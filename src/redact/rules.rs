@@ -191,32 +191,23 @@ fn always(_: &Groups<'_>) -> bool {
 }
 
 /// A key's material after its marker on the same line, unless a placeholder that repeats one
-/// character (`XXXX`). Where the marker's string literal ends
-/// there (`"-----BEGIN …-----", "MII…"`: one array, or a sum of strings), the next string must
-/// start with material (16 base64 characters), so that a line of marker constants
+/// character (`-----BEGIN PRIVATE KEY-----\nXXXX\nXXXX\n…`). Where the marker's string
+/// literal ends before it (`"-----BEGIN …-----", "MII…"`: one array, or a sum of strings), the
+/// material must start with 16 base64 characters, so that a line of marker constants
 /// (`{"rsa": "-----BEGIN RSA PRIVATE KEY-----", "ec": …}`) stays.
 fn inline_key(g: &Groups<'_>) -> bool {
-    // A placeholder (`-----BEGIN PRIVATE KEY-----\nXXXX\nXXXX\n…`) repeats one character.
-    let b64 = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/');
-    let run: Vec<u8> = g.hay[g.whole.1 - 1..]
+    let material = &g.hay[g.whole.1 - 1..];
+    let run = material
         .iter()
-        .take_while(|b| b64(b))
         .take(64)
-        .copied()
-        .collect();
-    if run.len() >= 2 && run.iter().all(|&b| b == run[0]) {
+        .take_while(|&&b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+        .count();
+    if run >= 2 && material[..run].iter().all(|&b| b == material[0]) {
         return false;
     }
-    let whole = g.get(0).unwrap_or_default();
-    let after = whole.rsplit(|&b| b == b'-').next().unwrap_or_default();
-    if !after.iter().any(|&b| matches!(b, b'"' | b'\'')) {
-        return true;
-    }
-    let start = g.whole.1 - 1;
-    g.hay.get(start..start + 16).is_some_and(|m| {
-        m.iter()
-            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/'))
-    })
+    let separator = g.get(0).unwrap_or_default().rsplit(|&b| b == b'-').next();
+    let closed = separator.is_some_and(|s| s.iter().any(|&b| matches!(b, b'"' | b'\'')));
+    !closed || run >= 16
 }
 
 /// Holds both a letter and a digit: random tokens do, words and identifiers mostly not.
