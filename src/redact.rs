@@ -305,7 +305,7 @@ fn quoted(padding: &[u8]) -> bool {
 
 /// The header names of an encrypted PEM key (RFC 1421: `Proc-Type`, `DEK-Info`) and of an
 /// OpenPGP armored key (RFC 4880: `Version`, `Comment`, `Hash`, `Charset`, `MessageID`): a line
-/// that starts with one is key material.
+/// that holds one is key material.
 const KEY_HEADERS: [&[u8]; 7] = [
     b"Proc-Type:",
     b"DEK-Info:",
@@ -316,16 +316,22 @@ const KEY_HEADERS: [&[u8]; 7] = [
     b"MessageID:",
 ];
 
-/// Base64 characters in a row that make a line key material after a marker in a string
-/// literal: a PEM or OpenSSH line holds 64 or 70, and keys wrapped narrower still hold this
-/// many; a line of code rarely does (identifiers break on `_`, calls on `(` and `.`).
+/// Base64 characters in a row, among them a digit, `+` or `/`, that make a line key material
+/// after a marker in a string literal: a PEM or OpenSSH line holds 64 or 70, and keys wrapped
+/// narrower still hold this many; a line of code rarely does (identifiers break on `_`, calls on
+/// `(` and `.`, and a long name is mostly letters).
 const KEY_RUN: usize = 16;
 
+/// Base64 characters in a row that make a line key material whatever they are: no name in code
+/// runs this long, and 40 random base64 characters hold a digit, `+` or `/` but for one line in
+/// four thousand.
+const KEY_RUN_ANY: usize = 40;
+
 /// Whether `line` (with its terminator), a line after a BEGIN marker in a string literal, is
-/// key material: `Some(true)` when it holds [`KEY_RUN`] base64 characters in a row (counting
-/// JSON's escaped `\/` and `\u002B`-style escapes of `+`, `/` and `=` as the characters they
-/// stand for), starts with a key's header (after quotes, spaces and comment marks), or is too
-/// long to be judged whole (every reader hides such a line after an open block); `None` when it
+/// key material: `Some(true)` when it holds [`KEY_RUN`] base64 characters in a row with a digit,
+/// `+` or `/` among them, or [`KEY_RUN_ANY`] of any kind (counting JSON's escaped `\/` and
+/// `\u002B`-style escapes of `+`, `/` and `=` as the characters they stand for), holds a key's
+/// header (`b"Proc-Type: …`, `sb.append("DEK-Info: …`), or is too long to be judged whole (every reader hides such a line after an open block); `None` when it
 /// is blank (spaces, quotes and separators) or a comment, so that the next line decides;
 /// `Some(false)` otherwise: code, which ends the block. When unsure, it is key material.
 fn key_line(line: &[u8]) -> Option<bool> {
@@ -333,7 +339,7 @@ fn key_line(line: &[u8]) -> Option<bool> {
         return Some(true);
     }
     let (body, _) = split_terminator(line);
-    let (mut i, mut run) = (0, 0);
+    let (mut i, mut run, mut random) = (0, 0, false);
     while i < body.len() {
         let rest = &body[i..];
         let escaped = match rest {
@@ -346,20 +352,24 @@ fn key_line(line: &[u8]) -> Option<bool> {
             [b, ..] if b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=') => 1,
             _ => 0,
         };
-        run = if escaped > 0 { run + 1 } else { 0 };
-        if run >= KEY_RUN {
+        if escaped == 0 {
+            (run, random) = (0, false);
+        } else {
+            run += 1;
+            random |= escaped > 1 || !rest[0].is_ascii_alphabetic();
+        }
+        if run >= KEY_RUN_ANY || (run >= KEY_RUN && random) {
             return Some(true);
         }
         i += escaped.max(1);
     }
-    let text = body.trim_ascii_start();
-    let start = text
+    if KEY_HEADERS
         .iter()
-        .position(|b| !matches!(b, b'"' | b'\'' | b'#' | b'/' | b'*' | b';' | b'+'))
-        .unwrap_or(text.len());
-    if KEY_HEADERS.iter().any(|h| text[start..].starts_with(h)) {
+        .any(|h| memchr::memmem::find(body, h).is_some())
+    {
         return Some(true);
     }
+    let text = body.trim_ascii_start();
     let comment = [
         &b"#"[..],
         b"//",

@@ -1542,6 +1542,10 @@ fn a_marker_in_a_string_literal_opens_a_block_only_before_key_material() {
         format!(
             "begin = \"-----BEGIN {label}-----\"\nend = \"-----END {label}-----\"\nreturn nil\n"
         ),
+        // A long name after a constant: code, however long, when it is letters alone.
+        format!(
+            "const pemHeader = \"-----BEGIN {label}-----\"\n\nfunc parsePrivateKeyFromPEM(d []byte) {{\n\treturn\n}}\nfunc Other() int {{ return 1 }}\n"
+        ),
     ] {
         for (view, shown) in every_view(&text) {
             assert!(!shown.contains("REDACTED"), "{view}: {shown}");
@@ -1568,6 +1572,13 @@ fn a_marker_in_a_string_literal_opens_a_block_only_before_key_material() {
             "k = \"-----BEGIN {pgp}-----\\n\" +\n  \"\\n\" +\n{}  \"-----END {pgp}-----\\n\"\n",
             body.iter()
                 .map(|l| format!("  \"{l}\\n\" +\n"))
+                .collect::<String>()
+        ),
+        // An encrypted key as Python bytes, its headers after the literal's prefix.
+        format!(
+            "KEY = (b\"-----BEGIN {label}-----\\n\"\n  b\"Proc-Type: 4,ENCRYPTED\\n\"\n  b\"DEK-Info: AES-128-CBC,3F17F5316E2BAC89\\n\"\n  b\"\\n\"\n{}  b\"-----END {label}-----\\n\")\n",
+            body.iter()
+                .map(|l| format!("  b\"{l}\\n\"\n"))
                 .collect::<String>()
         ),
         // A comment before the key, a PGP header, lines wrapped narrow.
