@@ -59,6 +59,11 @@ pub const PATCH_NOTE: &str =
 /// Bytes of already shown text kept before a stream's pending bytes: `\b` looks at one.
 const CONTEXT: usize = 8;
 
+/// Bytes kept before a stream's context only for a token's start to look back at
+/// ([`rules::starts_token`]: its longest escape, a control sequence with 16 parameters, takes
+/// 24): no match is looked for in them, so a piece judges a match as the whole line does.
+const LOOK_BEHIND: usize = 32;
+
 /// Bytes a stream in a secret's tail or in inline key material holds back: enough for the
 /// line terminator and for a `-----END` that a piece boundary cuts.
 const HOLD: usize = 8;
@@ -747,9 +752,12 @@ impl LongLine {
         let pos = self
             .scan
             .run(&self.buf, self.ctx, false, None, &mut out, red);
-        let keep = pos.saturating_sub(CONTEXT.max(self.scan.lookback));
+        let back = CONTEXT.max(self.scan.lookback);
+        let keep = pos.saturating_sub(back + LOOK_BEHIND);
         self.buf.drain(..keep);
         self.ctx = pos - keep;
+        // What lies before the context was searched with all it follows, by the last scan.
+        self.scan.floor = self.ctx.saturating_sub(back);
         out
     }
 
@@ -895,6 +903,9 @@ struct Scan {
     /// Bytes before the position the last [`Scan::run`] returned that the next piece's text
     /// must start with (on top of [`CONTEXT`]): a match found there whose secret is not over.
     lookback: usize,
+    /// Bytes at the start of the text that are there only to be looked back at
+    /// ([`LOOK_BEHIND`]): no match is looked for in them.
+    floor: usize,
 }
 
 /// One accepted match.
@@ -950,7 +961,8 @@ impl Scan {
         // keywords are the name line's.
         let pairs = std::mem::take(&mut self.pairs);
         let rules = |mask: u32| mask & !PAIRS | pairs;
-        let mut next: Option<Next> = mask.map(|m| Next::new(rules(m)));
+        let floor = self.floor;
+        let mut next: Option<Next> = mask.map(|m| Next::new(rules(m), floor));
         self.lookback = 0;
         loop {
             match self.state {
@@ -1009,7 +1021,8 @@ impl Scan {
                     }
                     // A stream's window without any keyword (most of a long line) needs no
                     // finer look.
-                    let n = next.get_or_insert_with(|| Next::new(rules(keywords::rules_of(hay))));
+                    let n = next
+                        .get_or_insert_with(|| Next::new(rules(keywords::rules_of(hay)), floor));
                     match n.first(hay, pos) {
                         Some(f) if f.secret.0 < whole => {
                             out.extend_from_slice(&hay[pos..f.secret.0]);
@@ -1070,12 +1083,15 @@ struct Next {
     slots: [Slot; RULE_COUNT],
     /// The rules whose slots are neither [`Slot::Out`] nor [`Slot::Done`], one bit each.
     live: u32,
+    /// Where matches are first looked for ([`Scan::floor`]).
+    floor: usize,
     locs: Vec<Option<regex::bytes::CaptureLocations>>,
 }
 
 impl Next {
-    /// The search of a text whose keywords name the rules in `mask` (one bit per rule).
-    fn new(mask: u32) -> Next {
+    /// The search of a text whose keywords name the rules in `mask` (one bit per rule), from
+    /// `floor` on.
+    fn new(mask: u32, floor: usize) -> Next {
         let mut locs = LOCS.take();
         locs.resize_with(RULE_COUNT, || None);
         let mut slots = [Slot::Out; RULE_COUNT];
@@ -1088,6 +1104,7 @@ impl Next {
             slots,
             live: mask,
             locs,
+            floor,
         }
     }
 
@@ -1111,11 +1128,11 @@ impl Next {
                 Slot::Out | Slot::Done => continue,
                 Slot::Found(f) if f.reach > pos => f,
                 slot => {
-                    // A rule not searched yet looks from the start of `hay`: in a piece of a
-                    // long line, a match may start in the text already shown and hide text
-                    // after `pos`.
+                    // A rule not searched yet looks from the start of `hay` (past the bytes
+                    // kept only to look back at): in a piece of a long line, a match may start
+                    // in the text already shown and hide text after `pos`.
                     let from = if matches!(slot, Slot::Unknown) {
-                        0
+                        self.floor.min(pos)
                     } else {
                         pos
                     };

@@ -62,11 +62,12 @@ pub struct Rule {
 /// letter, digit or `_` (a word boundary, as `\b`), or right after an escape or encoding that
 /// ends in one, where text would hold a space or a line break:
 /// - the escapes of JSON, C, Python and shell strings: `\n`, `\t`, `\r`, `\a`, `\b`, `\e`, `\f`,
-///   `\v`, `\0`, octal `\012`, `\xHH`, `\uHHHH`, `\UHHHHHHHH`, and caret notation (`^M`);
+///   `\v`, `\0`, octal `\12` and `\012`, `\xHH`, `\uHHHH`, `\UHHHHHHHH`, and caret notation
+///   (`^M`);
 /// - percent-encoding (RFC 3986) `%HH`, encoded twice `%25HH`, and `%uHHHH`; quoted-printable
 ///   (RFC 2045) `=HH` in capitals (`=3D`);
-/// - a terminal's colour codes (ECMA-48 SGR, `ESC[32m`), as CI logs hold them, also written out
-///   (`\e[`, `\033[`, `\x1b[`, `\u001b[`).
+/// - a terminal's control sequences (ECMA-48: `ESC[32m`, `ESC[0K`), as CI logs hold them, also
+///   written out (`\e[`, `\033[`, `\x1b[`, `\u001b[`, `^[[`).
 ///
 /// A JSON log line `"keys:\nAKIA…"`, a URL's `?next=%3Ftoken%3Dghp_…` or a coloured
 /// `GH_TOKEN=ESC[32mghp_…` holds a token as plainly as a space would.
@@ -91,8 +92,10 @@ pub fn starts_token(hay: &[u8], at: usize) -> bool {
                     .iter()
                     .all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(b))
         })
-        || ends(4, &|e| {
-            e[0] == b'\\' && e[1..].iter().all(|b| (b'0'..=b'7').contains(b))
+        || (2..=4).any(|n| {
+            ends(n, &|e| {
+                e[0] == b'\\' && e[1..].iter().all(|b| (b'0'..=b'7').contains(b))
+            })
         })
         || ends(4, &|e| e.starts_with(b"\\x") && hex(&e[2..]))
         || ends(5, &|e| e.starts_with(b"%25") && hex(&e[3..]))
@@ -103,13 +106,17 @@ pub fn starts_token(hay: &[u8], at: usize) -> bool {
         || after_colour_code(before)
 }
 
-/// Whether `before` ends with a terminal colour code (ECMA-48 SGR: `ESC[`, parameters of digits
-/// and `;`, and `m`), the escape byte itself or written out as `\e`, `\033`, `\x1b` or
-/// `\u001b`.
+/// Whether `before` ends with a terminal's control sequence (ECMA-48 CSI: `ESC[`, parameters of
+/// digits and `;`, and a final letter: `m` for colours, `K` to erase a line, as CI logs hold
+/// them), the escape byte itself or written out (`\e`, `\E`, `\033`, `\27`, `\x1b`, `\u001b`,
+/// or `^[` as `cat -v` shows it).
 fn after_colour_code(before: &[u8]) -> bool {
-    let Some(body) = before.strip_suffix(b"m") else {
+    let Some((&last, body)) = before.split_last() else {
         return false;
     };
+    if !last.is_ascii_alphabetic() {
+        return false;
+    }
     let params = body
         .iter()
         .rev()
@@ -122,7 +129,10 @@ fn after_colour_code(before: &[u8]) -> bool {
         && [
             &b"\x1b"[..],
             b"\\e",
+            b"\\E",
             b"\\033",
+            b"\\27",
+            b"^[",
             b"\\x1b",
             b"\\x1B",
             b"\\u001b",
@@ -193,7 +203,8 @@ fn always(_: &Groups<'_>) -> bool {
 /// A key's material after its marker on the same line, unless a placeholder that repeats one
 /// character (`-----BEGIN PRIVATE KEY-----\nXXXX\nXXXX\n…`). Where the marker's string
 /// literal ends before it (`"-----BEGIN …-----", "MII…"`: one array, or a sum of strings), the
-/// material must start with 16 base64 characters, so that a line of marker constants
+/// material must start with 16 base64 characters or a key's header, so that a line of marker
+/// constants
 /// (`{"rsa": "-----BEGIN RSA PRIVATE KEY-----", "ec": …}`) stays.
 fn inline_key(g: &Groups<'_>) -> bool {
     let material = &g.hay[g.whole.1 - 1..];
@@ -207,7 +218,11 @@ fn inline_key(g: &Groups<'_>) -> bool {
     }
     let separator = g.get(0).unwrap_or_default().rsplit(|&b| b == b'-').next();
     let closed = separator.is_some_and(|s| s.iter().any(|&b| matches!(b, b'"' | b'\'')));
-    !closed || run >= 16
+    // An encrypted key's first string is its header.
+    let header = [&b"Proc-Type:"[..], b"Version:", b"Comment:"]
+        .iter()
+        .any(|h| material.starts_with(h));
+    !closed || run >= 16 || header
 }
 
 /// Holds both a letter and a digit: random tokens do, words and identifiers mostly not.
@@ -333,10 +348,18 @@ fn url_password(g: &Groups<'_>) -> bool {
         .all(|&b| matches!(b, b'*' | b'x' | b'X' | b'.' | b'#'));
     let word = WORDS.iter().any(|w| p.eq_ignore_ascii_case(w));
     // CVS's `:pserver:user@host` (also `:ext:`, `:ssh:`) is an access method, not a password.
-    let cvs = g.get(2).is_some_and(<[u8]>::is_empty)
-        && p.iter()
-            .position(|&b| b == b':')
-            .is_some_and(|i| i > 0 && p[..i].iter().all(u8::is_ascii_lowercase));
+    const CVS: &[&[u8]] = &[
+        b"pserver:",
+        b"ext:",
+        b"extssh:",
+        b"ssh:",
+        b"gserver:",
+        b"kserver:",
+        b"server:",
+        b"fork:",
+        b"local:",
+    ];
+    let cvs = g.get(2).is_some_and(<[u8]>::is_empty) && CVS.iter().any(|m| p.starts_with(m));
     !(templated || masked || word || cvs)
 }
 
@@ -404,6 +427,14 @@ macro_rules! aws_secret_name {
 macro_rules! aws_secret_value {
     () => {
         r"((?:[A-Za-z0-9+]|\\?/|%2[BbFf]){40})(?:[^A-Za-z0-9/+=%\\]|\\[^/]|$)"
+    };
+}
+
+/// One blank between an `Authorization` header's parts, as it is written or escaped: a space,
+/// a tab, `\t`, `\u0020`, `%20` (also encoded twice, `%2520`) or a no-break space in UTF-8.
+macro_rules! gap {
+    () => {
+        r"(?:[ \t]|\\t|\\u0020|%(?:25)?20|\xC2\xA0)"
     };
 }
 
@@ -732,7 +763,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["PRIVATE KEY"],
         any_case: false,
         name: None,
-        pattern: r#"-----BEGIN[ A-Z0-9]{0,32}PRIVATE KEY(?: BLOCK)?-----(?:\\{1,3}[nr]|\\{1,2}u000[aAdD]|&#(?:1[03]|[xX]0?[aAdD]);|%0[aAdD]|<[bB][rR] ?/?>|["'][ \t]{0,4}[,+.][ \t]{0,4}["']|[ \t]){0,16}([A-Za-z0-9+/])"#,
+        pattern: r#"-----BEGIN[ A-Z0-9]{0,32}PRIVATE KEY(?: BLOCK)?-----(?:\\{1,4}(?:[nr]|u000[aAdD]|x0[aAdD]|01[25])|&#(?:0{0,3}1[03]|[xX]0{0,3}[aAdD]);|&NewLine;|%(?:25)?0[aAdD]|<[bB][rR] ?/?>|["'][ \t]{0,4}[,+.]?[ \t]{0,4}[bB]?["']|[ \t\r]){0,16}([A-Za-z0-9+/])"#,
         secret: 1,
         accept: inline_key,
         tail: None,
@@ -774,7 +805,15 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["authorization"],
         any_case: true,
         name: None,
-        pattern: r#"(?i:(?:[a-z0-9_]{0,32}_|proxy-?)?authorization)(?:\\?["']?[ \t]{0,8}:[ \t]{0,8}\\?["']?|\\?["']?\]?[ \t]{0,8}=>?[ \t]{0,8}\\?["']|\\?["'][ \t]{0,8},[ \t]{0,8}\\?["'](?:(?i:value)\\?["'][ \t]{0,8}:[ \t]{0,8}\\?["']|())|(?:[ \t]{0,8}=[ \t]{0,8}|%3[aA](?:%20|\+)?)())(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))(?:[ \t]{1,8}|%20|\+))?(?:(?i:token)=\\?["']?)?([A-Za-z0-9._~+/=:-]{8,64})"#,
+        pattern: concat!(
+            r#"(?i:(?:[a-z0-9_]{0,32}_|proxy-?)?authorization)(?:\\?["']?"#,
+            gap!(),
+            r#"{0,8}:"#,
+            gap!(),
+            r#"{0,8}\\?["']?|\\?["']?\]?[ \t]{0,8}=>?[ \t]{0,8}\\?["']|\\?["'][ \t]{0,8},[ \t]{0,8}\\?["'](?:(?i:value)\\?["'][ \t]{0,8}:[ \t]{0,8}\\?["']|())|(?:[ \t]{0,8}=[ \t]{0,8}|%(?:25)?3[aAdD](?:%(?:25)?20|\+)?)())(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))(?:"#,
+            gap!(),
+            r#"{1,8}|\+))?(?:(?i:token)=\\?["']?)?([A-Za-z0-9._~+/=:-]{8,64})"#
+        ),
         secret: 4,
         accept: authorization,
         tail: Some(token68),

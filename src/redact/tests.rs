@@ -663,6 +663,11 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 ),
                 pos("REDIS=redis://:", r.pick(16, &alnum()), "@cache:6379/0\n"),
                 pos(
+                    "REDIS_URL=redis://:",
+                    format!("hunter:{}", r.pick(10, &alnum())),
+                    "@cache:6379/0\n",
+                ),
+                pos(
                     "u = \"https://x-access-token:",
                     format!("{GHS}{}", r.pick(36, &alnum())),
                     "@github.com/o/r\"\n",
@@ -702,6 +707,27 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     "GET /?h=Authorization%3A%20Bearer%20",
                     r.pick(40, &alnum()),
                     " HTTP/1.1\n",
+                ),
+                // Encoded twice, an escaped tab or space, a no-break space.
+                pos(
+                    "?x=authorization%3DBearer%2520",
+                    r.pick(40, &alnum()),
+                    "&y=1\n",
+                ),
+                pos(
+                    "\"Authorization: Bearer\\t",
+                    r.pick(40, &alnum()),
+                    "\"\n",
+                ),
+                pos(
+                    "\"Authorization:\\u0020Bearer\\u0020",
+                    r.pick(40, &alnum()),
+                    "\"\n",
+                ),
+                pos(
+                    "Authorization: Bearer\u{a0}",
+                    r.pick(40, &alnum()),
+                    "\n",
                 ),
                 // Rails' token scheme, with the credential as a parameter.
                 pos(
@@ -1040,6 +1066,11 @@ fn a_token_written_right_after_an_escape_goes_too() {
         "\\033[1;31m",
         "\\x1b[32m",
         "\\u001b[1m",
+        "\\12",
+        "^[[32m",
+        "\x1b[0K",
+        "\\E[32m",
+        "\\27[32m",
     ];
     for escape in escapes {
         // An Authorization header after the escape, as a captured request holds it.
@@ -1770,6 +1801,15 @@ fn a_key_on_one_line_goes_however_its_line_breaks_are_written() {
         ("<br>", "", ""),
         ("\", \"", "[\"", "\"]"),
         ("\\n\" + \"", "k := \"", "\\n\""),
+        ("\\n\" \"", "KEY = \"", "\\n\""),
+        ("&#010;", "<k>", "</k>"),
+        ("&#x000A;", "<k>", "</k>"),
+        ("&NewLine;", "<k>", "</k>"),
+        ("%250A", "u=", ""),
+        ("\\x0a", "\"", "\""),
+        ("\\012", "\"", "\""),
+        ("\\\\\\\\n", "\"", "\""),
+        ("\r", "", ""),
     ] {
         let line = format!(
             "{open}-----BEGIN {label}-----{sep}{}{sep}-----END {label}-----{close}\n",
