@@ -186,13 +186,14 @@ fn find_end(hay: &[u8]) -> Option<usize> {
     FINDER.find(hay)
 }
 
-/// Padding a BEGIN line may hold after its marker: quotes, separators, a continuation backslash,
-/// and what joins or passes on the string literals of a key written in code: `+`, `.` and `)`
+/// Padding a BEGIN line may hold after its marker: spaces, `\r` (a file converted to CRLF
+/// twice ends its lines `\r\r\n`), quotes, separators, a continuation backslash, and what joins
+/// or passes on the string literals of a key written in code: `+`, `.` and `)`
 /// (`"-----BEGIN …-----\n" +`, PHP's `.`, Lua's `..`, Java's `sb.append("…\n");`).
 fn is_padding(b: u8) -> bool {
     matches!(
         b,
-        b' ' | b'\t' | b'"' | b'\'' | b',' | b';' | b'\\' | b'+' | b'.' | b')'
+        b' ' | b'\t' | b'\r' | b'"' | b'\'' | b',' | b';' | b'\\' | b'+' | b'.' | b')'
     )
 }
 
@@ -814,11 +815,9 @@ impl LongLine {
 struct Opener {
     /// The last [`MARKER_MAX`] bytes fed.
     recent: Vec<u8>,
-    /// The [`MARKER_MAX`] bytes that end with the last byte fed that is neither padding nor `\r`
-    /// or `\n`.
+    /// The [`MARKER_MAX`] bytes that end with the last byte fed that is neither padding nor the
+    /// line's `\n`.
     text_end: Vec<u8>,
-    /// The `\r` and `\n` bytes fed after that byte.
-    breaks: usize,
     /// The last two bytes fed.
     end: [u8; 2],
     /// Whether the padding after the text makes the block tentative ([`quoted`]).
@@ -827,19 +826,14 @@ struct Opener {
 
 impl Opener {
     fn feed(&mut self, piece: &[u8]) {
-        let is_break = |b: &u8| matches!(b, b'\r' | b'\n');
-        // The line's terminator is the only break a BEGIN line holds after its text.
-        let body = piece.len() - piece.iter().rev().take_while(|b| is_break(b)).count();
-        match padding_start(&piece[..body], self.recent.last().copied()) {
-            0 => {
-                self.breaks += piece.iter().filter(|b| is_break(b)).count();
-                self.quoted |= quoted(piece);
-            }
+        // Only the last piece ends in `\n`, and a `\r` anywhere is padding.
+        let body = piece.strip_suffix(b"\n").unwrap_or(piece);
+        match padding_start(body, self.recent.last().copied()) {
+            0 => self.quoted |= quoted(piece),
             i => {
                 let mut text = self.recent.clone();
                 text.extend_from_slice(&piece[..i]);
                 self.text_end = last(&text, MARKER_MAX).to_vec();
-                self.breaks = piece[i..].iter().filter(|b| is_break(b)).count();
                 self.quoted = quoted(&piece[i..]);
             }
         }
@@ -862,7 +856,7 @@ impl Opener {
 
     /// Whether the line, fed whole, opens a block.
     fn opens(&self) -> bool {
-        self.breaks == self.terminator().len() && marker_at_end().is_match(&self.text_end)
+        marker_at_end().is_match(&self.text_end)
     }
 }
 

@@ -1901,6 +1901,7 @@ fn a_begin_line_opens_a_block_however_long_it_is_and_however_it_is_read() {
         ("", 0, "\n"),
         ("", 30_000, "\n"),
         ("", 70_000, "\n"),
+        ("", 1, "\r\r\n"),
         ("k = \"", 200_000, "\r\n"),
         (long_prefix.as_str(), 3, "\n"),
     ] {
@@ -1923,9 +1924,9 @@ fn a_begin_line_opens_a_block_however_long_it_is_and_however_it_is_read() {
             );
         }
     }
-    // Anything but padding after the marker, even a lone `\r` or an escape's letter without
-    // its backslash, and it is not a BEGIN line.
-    for after in ["x", "\r ", "-----", "n", "\\nx"] {
+    // Anything but padding after the marker, even an escape's letter without its backslash,
+    // and it is not a BEGIN line.
+    for after in ["x", "-----", "n", "\\nx"] {
         let begin = format!("-----BEGIN {PRIV}-----{}{after}\n", " ".repeat(70_000));
         let mut r = Redactor::new();
         whole(&mut r, begin.as_bytes());
