@@ -966,7 +966,7 @@ impl Scan {
                         pos += 1;
                     }
                     if pos == stop && !at_end {
-                        self.lookback = next.as_ref().map_or(0, |n| n.pending(pos));
+                        self.lookback = in_secret_lookback(next.as_ref(), pos);
                         return pos;
                     }
                     self.state = Inline::Plain;
@@ -995,7 +995,7 @@ impl Scan {
                             material: material + take,
                             last,
                         };
-                        self.lookback = next.as_ref().map_or(0, |n| n.pending(pos));
+                        self.lookback = in_secret_lookback(next.as_ref(), pos);
                         return pos;
                     }
                     if &last == b"\\n" {
@@ -1154,6 +1154,15 @@ impl Next {
         }
         best
     }
+}
+
+/// How far back from `pos`, inside a token's tail or a one-line key's material, the next piece
+/// must start: where the earliest pending match starts, and at least [`MAX_MATCH`] bytes,
+/// since a match whose secret begins after the tail or the material may start that far inside
+/// it, and the rules not searched yet (a run that began inside the secret searched none) look
+/// for it from the piece's start.
+fn in_secret_lookback(next: Option<&Next>, pos: usize) -> usize {
+    next.map_or(0, |n| n.pending(pos)).max(MAX_MATCH)
 }
 
 impl Next {

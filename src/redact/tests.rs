@@ -2106,6 +2106,32 @@ fn an_inline_key_in_a_long_line_is_dropped_to_its_end_marker() {
     );
 }
 
+#[test]
+fn a_secret_whose_match_starts_in_a_long_tokens_tail_goes_in_every_piece() {
+    // A token's tail that fills whole pieces, then, inside it, the start of another match
+    // whose secret follows the tail: an access key id and its secret key.
+    let mut rng = Rng(43);
+    let id = format!("{AKIA}{}", rng.pick(16, &b32()));
+    let key = format!("wJ{}K7", rng.pick(36, &b64()));
+    for tail in [
+        131_072 - 43,
+        131_072 - 21,
+        2 * MAX_LINE + 5,
+        3 * MAX_LINE - 30,
+    ] {
+        let line = format!(
+            "Authorization: Bearer {}={id} {key} end\n",
+            rng.pick(tail, &alnum())
+        );
+        let want = whole(&mut Redactor::new(), line.as_bytes());
+        assert!(!String::from_utf8_lossy(&want).contains(&key[..20]));
+        for sizes in [&[MAX_LINE][..], &[4096], &[MAX_LINE, 7], &[1000, 333]] {
+            let got = stream(&mut Redactor::new(), line.as_bytes(), sizes);
+            assert!(got == want, "tail {tail}, pieces {sizes:?}");
+        }
+    }
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
     #[test]
