@@ -1124,11 +1124,13 @@ impl Next {
                 slot => {
                     // A rule not searched yet looks from the start of `hay` (past the bytes
                     // kept only to look back at): in a piece of a long line, a match may start
-                    // in the text already shown and hide text after `pos`.
-                    let from = if matches!(slot, Slot::Unknown) {
-                        self.floor.min(pos)
-                    } else {
-                        pos
+                    // in the text already shown and hide text after `pos`. After its match
+                    // was passed, it looks on from inside that match: another may start in
+                    // it (in its token's tail) and have its secret after it.
+                    let from = match slot {
+                        Slot::Unknown => self.floor.min(pos),
+                        Slot::Found(old) => (old.start + 1).min(pos),
+                        _ => pos,
                     };
                     let locs =
                         self.locs[rule].get_or_insert_with(|| regex(rule).capture_locations());

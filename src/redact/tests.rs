@@ -2107,6 +2107,21 @@ fn an_inline_key_in_a_long_line_is_dropped_to_its_end_marker() {
 }
 
 #[test]
+fn a_match_that_starts_inside_a_secret_of_its_own_rule_goes_too() {
+    let mut rng = Rng(47);
+    let first = format!("{}7{}", rng.pick(12, &alnum()), rng.pick(12, &alnum()));
+    let second = format!("{}3{}", rng.pick(12, &alnum()), rng.pick(12, &alnum()));
+    // The first credential's tail runs on over `=authorization:`, where the second header's
+    // match starts; its credential lies after the tail.
+    let line = format!("Authorization: Bearer {first}=authorization: Bearer {second}\n");
+    let shown = redact(&line);
+    assert!(
+        !shown.contains(&second) && !shown.contains(&first),
+        "{shown}"
+    );
+}
+
+#[test]
 fn a_secret_whose_match_starts_in_a_long_tokens_tail_goes_in_every_piece() {
     // A token's tail that fills whole pieces, then, inside it, the start of another match
     // whose secret follows the tail: an access key id and its secret key.
@@ -2132,6 +2147,40 @@ fn a_secret_whose_match_starts_in_a_long_tokens_tail_goes_in_every_piece() {
     }
 }
 
+/// A line of the examples' secrets and look-alikes in random order, some of them inside or
+/// right after long runs of token characters (an open-ended token's tail that fills pieces),
+/// joined by separators that end tokens or not.
+fn line_of_long_tails(rng: &mut Rng, picks: &[(usize, usize, usize)]) -> String {
+    let mut texts = Vec::new();
+    for (_, positives, negatives) in examples(rng) {
+        texts.extend(
+            positives
+                .into_iter()
+                .map(|p| format!("{}{}{}", p.before, p.secret, p.after)),
+        );
+        texts.extend(negatives);
+    }
+    let seps = [" ", "=", "", "\\n", ",", "\"", "%3D"];
+    // Where an open-ended token starts, whose tail the run continues.
+    let heads = [
+        "Authorization: Bearer ".to_string(),
+        GHP.to_string(),
+        format!("{XOXB}123-"),
+        "x ".to_string(),
+    ];
+    let mut line = String::new();
+    for &(text, run, sep) in picks {
+        if run > 0 {
+            line += &heads[text % heads.len()];
+            line += &rng.pick(run, &alnum());
+            line += seps[sep % seps.len()];
+        }
+        line += &texts[text % texts.len()].replace(['\n', '\r'], " ");
+        line += seps[(sep / 7) % seps.len()];
+    }
+    line + "\n"
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
     #[test]
@@ -2145,6 +2194,21 @@ proptest::proptest! {
         let want = whole(&mut Redactor::new(), line.as_bytes());
         let got = stream(&mut Redactor::new(), line.as_bytes(), &sizes);
         proptest::prop_assert_eq!(got, want);
+    }
+    #[test]
+    fn a_line_of_long_token_tails_in_pieces_redacts_as_whole(
+        seed in 1u64..u64::MAX,
+        picks in proptest::collection::vec(
+            (0usize..1000, proptest::prop_oneof![proptest::strategy::Just(0usize), 1usize..200, 60_000usize..140_000], 0usize..49),
+            2..8,
+        ),
+        sizes in proptest::collection::vec(1usize..70_000, 1..4),
+    ) {
+        let mut rng = Rng(seed);
+        let line = line_of_long_tails(&mut rng, &picks);
+        let want = whole(&mut Redactor::new(), line.as_bytes());
+        let got = stream(&mut Redactor::new(), line.as_bytes(), &sizes);
+        proptest::prop_assert!(got == want, "pieces {:?}", sizes);
     }
 }
 
