@@ -376,7 +376,19 @@ fn authorization(g: &Groups<'_>) -> bool {
     if (g.get(1).is_some() || g.get(2).is_some()) && g.get(3).is_none() {
         return false;
     }
-    credential(g.get(3), g.get(4))
+    name_starts(g.hay, g.whole.0) && credential(g.get(3), g.get(4))
+}
+
+/// Whether the `Authorization` name at `at` in `hay` is the word itself or ends a name after
+/// `_` or `proxy` (`HTTP_AUTHORIZATION`, `proxyAuthorization`), as a token starts
+/// ([`starts_token`]), and not the end of a longer word (`AggregationAuthorization`). Checked
+/// here rather than in the pattern, which then starts with the literal name that the regex
+/// engine looks for first.
+fn name_starts(hay: &[u8], at: usize) -> bool {
+    let before = &hay[..at];
+    starts_token(hay, at)
+        || before.ends_with(b"_")
+        || before.len() >= 5 && before[before.len() - 5..].eq_ignore_ascii_case(b"proxy")
 }
 
 /// An `Authorization` value on the line after its name ([`authorization`]'s test): group 1 is
@@ -797,7 +809,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
     // The name is the word alone or the end of a name after `_` or `proxy`
     // (`HTTP_AUTHORIZATION`, `proxyAuthorization`), starting a token as [`starts_token`] takes
     // it (`\r\nAuthorization` in a captured request), not the end of a longer word
-    // (`AggregationAuthorization`).
+    // (`AggregationAuthorization`): [`name_starts`].
     // gitleaks `authorization-header` / `curl-auth-header`; detect-secrets
     // `BasicAuthDetector` and its keyword plugin cover the same values.
     Rule {
@@ -806,7 +818,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         any_case: true,
         name: None,
         pattern: concat!(
-            r#"(?i:(?:[a-z0-9_]{0,32}_|proxy-?)?authorization)(?:\\?["']?"#,
+            r#"(?i:authorization)(?:\\?["']?"#,
             gap!(),
             r#"{0,8}:"#,
             gap!(),
@@ -818,7 +830,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         accept: authorization,
         tail: Some(token68),
         inline_key: false,
-        token_start: true,
+        token_start: false,
     },
     // An `Authorization` header as a name/value pair over two lines: Kubernetes probes'
     // `httpHeaders` (`- name: Authorization`, then `value: Bearer …`), and pretty-printed HAR
