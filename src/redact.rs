@@ -1126,10 +1126,15 @@ impl Next {
                     // kept only to look back at): in a piece of a long line, a match may start
                     // in the text already shown and hide text after `pos`. After its match
                     // was passed, it looks on from inside that match: another may start in
-                    // it (in its token's tail) and have its secret after it.
+                    // it (in its token's tail) and have its secret after `pos`, and then it
+                    // starts at most [`MAX_MATCH`] bytes before (a match of the same rule that
+                    // starts further back has the same tail, which ends at `pos`). The bound
+                    // keeps a run of matches in one tail from being searched again and again.
                     let from = match slot {
                         Slot::Unknown => self.floor.min(pos),
-                        Slot::Found(old) => (old.start + 1).min(pos),
+                        Slot::Found(old) => {
+                            (old.start + 1).max(pos.saturating_sub(MAX_MATCH)).min(pos)
+                        }
                         _ => pos,
                     };
                     let locs =

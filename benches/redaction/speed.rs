@@ -177,6 +177,19 @@ fn main() {
             "dense: a secret on every line".into(),
             dense(&mut rng, size / 10),
         ),
+        // A token's tail that holds a match every few bytes (a JWT's dots, headers inside a
+        // header): each match must be looked at a bounded number of times, or this is quadratic.
+        (
+            "dense: 60 KB tokens full of matches".into(),
+            repeat(
+                &format!(
+                    "{}{} x\n",
+                    concat!("eyJhbGciOiJIUzI1NiJ9", ".eyJzdWIiOiIx"),
+                    concat!(".ey", "Jabcd").repeat(7500)
+                ),
+                size / 10,
+            ),
+        ),
     ];
     println!(
         "| text | MiB | passes(), MiB/s | redacted as a reader does, MiB/s | values replaced |"

@@ -380,15 +380,17 @@ fn authorization(g: &Groups<'_>) -> bool {
 }
 
 /// Whether the `Authorization` name at `at` in `hay` is the word itself or ends a name after
-/// `_` or `proxy` (`HTTP_AUTHORIZATION`, `proxyAuthorization`), as a token starts
+/// `_` or a `proxy` that starts where the name may (`HTTP_AUTHORIZATION`, `proxyAuthorization`,
+/// not `AggregationProxyAuthorization`), as a token starts
 /// ([`starts_token`]), and not the end of a longer word (`AggregationAuthorization`). Checked
 /// here rather than in the pattern, which then starts with the literal name that the regex
 /// engine looks for first.
 fn name_starts(hay: &[u8], at: usize) -> bool {
     let before = &hay[..at];
-    starts_token(hay, at)
-        || before.ends_with(b"_")
-        || before.len() >= 5 && before[before.len() - 5..].eq_ignore_ascii_case(b"proxy")
+    let proxy = before.len() >= 5
+        && before[before.len() - 5..].eq_ignore_ascii_case(b"proxy")
+        && name_starts(hay, at - 5);
+    starts_token(hay, at) || before.ends_with(b"_") || proxy
 }
 
 /// An `Authorization` value on the line after its name ([`authorization`]'s test): group 1 is

@@ -809,6 +809,8 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 "Authorization: Bearer\n".into(),
                 "Authorization: Bearer ${TOKEN}\n".into(),
                 "Authorization: Bearer YOUR_TOKEN_HERE\n".into(),
+                // `proxy` inside a longer word starts no name.
+                "AggregationProxyAuthorization: Bearer abc123def456ghi\n".into(),
                 // Unquoted without a scheme word: a setting, not a credential.
                 "authorization=required_for_all_calls_2\n".into(),
                 // Minified JavaScript takes the credential from a property.
