@@ -35,7 +35,8 @@ impl Gate {
     /// # Errors
     /// `usage:` for a terminal (nothing waits for typing), `denied: -` for a regular file that
     /// is outside the roots, excluded, or cannot be found again, `not a file: - (…)` for a device
-    /// or a directory (saying so, and that a file named `-` is `./-`), `io:` when standard input cannot be examined.
+    /// or a directory (saying so, and that a file named `-` is `./-`), `io:` when standard input
+    /// cannot be examined.
     pub fn stdin(&self, tool: &str) -> Result<Stdin> {
         let fd = rustix::stdio::stdin();
         let st = rustix::fs::fstat(fd).map_err(|e| Error::io("-", &errno_io(e)))?;
