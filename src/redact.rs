@@ -900,6 +900,14 @@ struct Scan {
     /// Bytes at the start of the text that are there only to be looked back at
     /// ([`LOOK_BEHIND`]): no match is looked for in them.
     floor: usize,
+    /// The rule of the token whose tail is being passed, if the tail is a token's.
+    tail_rule: Option<usize>,
+    /// Open-ended tokens (one bit per rule) found to hide text after the position the last run
+    /// returned, but starting too far back for the next piece to find them again (inside a long
+    /// tail), whose own tail class has held on every byte since: when no tail is passed any
+    /// more, the one whose tail goes on furthest hides the rest of it, as on a whole line
+    /// ([`Scan::take_deferred`]).
+    deferred: u32,
 }
 
 /// One accepted match.
@@ -962,13 +970,32 @@ impl Scan {
             match self.state {
                 Inline::Tail(class) => {
                     let stop = held(HOLD).max(pos);
+                    let from = pos;
                     while pos < stop && class(hay[pos]) {
                         pos += 1;
                     }
+                    self.keep_deferred(&hay[from..pos]);
                     if pos == stop && !at_end {
-                        self.lookback = in_secret_lookback(next.as_ref(), pos);
+                        // Every match that hides text after `pos` is known, also when this run
+                        // began inside the tail and searched nothing yet: one that starts too
+                        // far back for the next piece is carried on as deferred.
+                        let n = next.get_or_insert_with(|| {
+                            Next::new(rules(keywords::rules_of(hay)), floor)
+                        });
+                        let _ = n.first(hay, pos);
+                        self.lookback = in_secret_lookback(Some(n), pos);
+                        self.deferred |= n.lost(pos, self.lookback, self.tail_rule);
                         return pos;
                     }
+                    if let Some(rule) = self.take_deferred(&hay[pos..]) {
+                        // Its secret is over: the marker stands for the rest of its tail.
+                        out.extend_from_slice(marker(rule).as_bytes());
+                        red.count(rule);
+                        self.tail_rule = Some(rule);
+                        self.state = Inline::Tail(RULES[rule].tail.expect("deferred: a tail"));
+                        continue;
+                    }
+                    self.tail_rule = None;
                     self.state = Inline::Plain;
                 }
                 Inline::Key { material, last } => {
@@ -982,6 +1009,7 @@ impl Scan {
                         // characters in progress is over (a token that began inside the
                         // material may go on past the bound).
                         pos += room;
+                        self.tail_rule = None;
                         self.state = Inline::Tail(token_char);
                         continue;
                     }
@@ -1004,6 +1032,15 @@ impl Scan {
                     self.state = Inline::Plain;
                 }
                 Inline::Plain => {
+                    // A token the last piece found hiding text from `pos` on, but that starts
+                    // too far back to be found again: it goes first, as on a whole line.
+                    if let Some(rule) = self.take_deferred(&hay[pos.min(len)..]) {
+                        out.extend_from_slice(marker(rule).as_bytes());
+                        red.count(rule);
+                        self.tail_rule = Some(rule);
+                        self.state = Inline::Tail(RULES[rule].tail.expect("deferred: a tail"));
+                        continue;
+                    }
                     // A match that starts before `whole` lies whole in `hay`, so every secret
                     // that starts before `whole` is known (a match starts before its secret),
                     // and the first of them can go. Text is shown up to `limit`, where every
@@ -1030,6 +1067,7 @@ impl Scan {
                                     last: [0; 2],
                                 };
                             } else if let Some(class) = rule.tail {
+                                self.tail_rule = Some(f.rule);
                                 self.state = Inline::Tail(class);
                             }
                         }
@@ -1042,12 +1080,47 @@ impl Scan {
                             // is found again in the next piece, and so is one that may start
                             // between `whole` and `pos`, cut by the end of `hay`.
                             self.lookback = n.pending(pos).max(pos.saturating_sub(whole));
+                            self.deferred |= n.lost(pos, self.lookback, None);
                             return pos;
                         }
                     }
                 }
             }
         }
+    }
+}
+
+impl Scan {
+    /// Keeps of the deferred tokens those whose tail class holds on all of `passed`, bytes of
+    /// the tail being passed.
+    fn keep_deferred(&mut self, passed: &[u8]) {
+        let mut d = self.deferred;
+        while d != 0 {
+            let rule = d.trailing_zeros() as usize;
+            d &= d - 1;
+            let class = RULES[rule].tail.expect("deferred: a tail");
+            if !passed.iter().all(|&b| class(b)) {
+                self.deferred &= !(1 << rule);
+            }
+        }
+    }
+
+    /// When the tail being passed ends at the start of `rest`: the deferred token whose tail
+    /// goes on furthest into `rest`, if one goes on at all (on a tie, the earlier rule). The
+    /// others end no later, so none is deferred any more.
+    fn take_deferred(&mut self, rest: &[u8]) -> Option<usize> {
+        let mut best: Option<(usize, usize)> = None;
+        let mut d = std::mem::take(&mut self.deferred);
+        while d != 0 {
+            let rule = d.trailing_zeros() as usize;
+            d &= d - 1;
+            let class = RULES[rule].tail.expect("deferred: a tail");
+            let run = rest.iter().take_while(|&&b| class(b)).count();
+            if run > 0 && best.is_none_or(|(_, r)| run > r) {
+                best = Some((rule, run));
+            }
+        }
+        best.map(|(rule, _)| rule)
     }
 }
 
@@ -1184,6 +1257,29 @@ impl Next {
             _ => None,
         });
         starts.max().unwrap_or(0).min(2 * MAX_MATCH)
+    }
+}
+
+impl Next {
+    /// The open-ended tokens (one bit per rule, not `current`'s) found to hide text after `pos`
+    /// that start more than `lookback` bytes before it: the next piece keeps only `lookback`
+    /// bytes, so it cannot find them again.
+    fn lost(&self, pos: usize, lookback: usize, current: Option<usize>) -> u32 {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(rule, s)| match s {
+                Slot::Found(f)
+                    if f.reach > pos
+                        && f.start + lookback < pos
+                        && Some(rule) != current
+                        && RULES[rule].tail.is_some() =>
+                {
+                    Some(1 << rule)
+                }
+                _ => None,
+            })
+            .fold(0, |m, b| m | b)
     }
 }
 

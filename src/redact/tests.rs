@@ -2109,6 +2109,38 @@ fn an_inline_key_in_a_long_line_is_dropped_to_its_end_marker() {
 }
 
 #[test]
+fn a_token_nested_in_another_far_before_a_piece_ends_hides_the_rest_of_its_tail() {
+    // A Slack token's tail (letters, digits, `-`) holds an Anthropic key's start; the key's tail
+    // also takes `_`, so it runs on after the Slack tail ends. Far before a piece's end, the key
+    // is not found again there: its tail is carried on as the whole line does.
+    let mut rng = Rng(53);
+    let after = rng.pick(40, &alnum());
+    for (run, pad) in [
+        (1000, 100_000),
+        (3000, 65_000),
+        (900, 130_000),
+        (70_000, 10),
+    ] {
+        let core = format!(
+            "token {XOXB}1-abcdef-{SKANT}{}{}_{after} end",
+            rng.pick(32, &alnum()),
+            rng.pick(run, &alnum())
+        );
+        let line = format!("{}{core}\n", " ".repeat(pad));
+        let want = whole(&mut Redactor::new(), line.as_bytes());
+        assert!(!String::from_utf8_lossy(&want).contains(&after));
+        for sizes in [&[MAX_LINE][..], &[4096], &[1000, 333]] {
+            let got = stream(&mut Redactor::new(), line.as_bytes(), sizes);
+            assert!(
+                got == want,
+                "run {run}, pad {pad}, pieces {sizes:?}: {}",
+                String::from_utf8_lossy(&got[got.len().saturating_sub(200)..])
+            );
+        }
+    }
+}
+
+#[test]
 fn a_match_that_starts_inside_a_secret_of_its_own_rule_goes_too() {
     let mut rng = Rng(47);
     let first = format!("{}7{}", rng.pick(12, &alnum()), rng.pick(12, &alnum()));
@@ -2162,13 +2194,21 @@ fn line_of_long_tails(rng: &mut Rng, picks: &[(usize, usize, usize)]) -> String 
         );
         texts.extend(negatives);
     }
-    let seps = [" ", "=", "", "\\n", ",", "\"", "%3D"];
+    let seps = [" ", "=", "", "\\n", ",", "\"", "%3D", "_", "."];
     // Where an open-ended token starts, whose tail the run continues.
     let heads = [
         "Authorization: Bearer ".to_string(),
         GHP.to_string(),
         format!("{XOXB}123-"),
         "x ".to_string(),
+        // Tokens nested in a token whose tail class is narrower than theirs.
+        format!("{XOXB}1-abcdef-{SKANT}{}", rng.pick(32, &alnum())),
+        format!("{XOXB}1-abcdef-{SKPROJ}{}", rng.pick(40, &alnum())),
+        format!(
+            "{PYPI}{}-{GLPAT}{}",
+            rng.pick(50, &alnum()),
+            rng.pick(20, &alnum())
+        ),
     ];
     let mut line = String::new();
     for &(text, run, sep) in picks {
