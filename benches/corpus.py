@@ -8,7 +8,9 @@
   2,000 lines (readbox's diff compares at most 2,000 lines per file);
 - small.txt: one line;
 - secrets.txt: 10 MiB of lines that each hold a fake credential of the GitHub form, built here
-  at run time (the repository holds none), for the cost of redaction where it has most to do.
+  at run time (the repository holds none), for the cost of redaction where it has most to do;
+- tails.txt: 2 MiB of 480 KB lines, each of eight 60 KB token-shaped runs full of matches (a
+  JWT's `.eyJ…` repeated), for the cost of a long line that redaction reads in pieces.
 """
 
 import os
@@ -103,6 +105,12 @@ def main():
         os.makedirs(out, exist_ok=True)
         secrets_file(secrets + ".part", 10 << 20)
         os.rename(secrets + ".part", secrets)
+    tails = os.path.join(out, "tails.txt")
+    if not os.path.exists(tails):
+        run = "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIx" + ".ey" "Jabcd" * 7500
+        with open(tails + ".part", "w") as f:
+            f.write(((run + " ") * 8 + "\n") * 4)
+        os.rename(tails + ".part", tails)
     stamp = os.path.join(out, ".complete")
     if os.path.exists(stamp):
         return

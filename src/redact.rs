@@ -922,14 +922,30 @@ struct Found {
 }
 
 impl Found {
-    /// The match of `rule` at `start` with `secret`, and how far it reaches in `hay`.
-    fn new(rule: usize, hay: &[u8], start: usize, secret: (usize, usize)) -> Found {
+    /// The match of `rule` at `start` with `secret`, and how far it reaches in `hay`. `run` is
+    /// the last stretch of `hay` found to be of the rule's tail class up to where the class stops
+    /// (`(from, end)`): a match whose secret ends inside it reaches its end without walking it
+    /// again, so the matches of one long token are looked at in linear time.
+    fn new(
+        rule: usize,
+        hay: &[u8],
+        start: usize,
+        secret: (usize, usize),
+        run: &mut Option<(usize, usize)>,
+    ) -> Found {
         let r = &RULES[rule];
         let reach = if r.inline_key {
             let bound = hay.len().min(secret.0.saturating_add(MAX_KEY_BLOCK));
             find_end(&hay[secret.0..bound]).map_or(bound, |i| secret.0 + i)
         } else if let Some(class) = r.tail {
-            secret.1 + hay[secret.1..].iter().take_while(|&&b| class(b)).count()
+            match *run {
+                Some((from, end)) if (from..=end).contains(&secret.1) => end,
+                _ => {
+                    let end = secret.1 + hay[secret.1..].iter().take_while(|&&b| class(b)).count();
+                    *run = Some((secret.1, end));
+                    end
+                }
+            }
         } else {
             secret.1
         };
@@ -1300,6 +1316,7 @@ fn find(
 ) -> Option<Found> {
     let re = regex(rule);
     let r = &RULES[rule];
+    let mut run = None;
     while from <= hay.len() {
         // A secret that is the whole match needs no capture engine.
         let (whole, locs) = if r.secret == 0 {
@@ -1322,7 +1339,7 @@ fn find(
             && secret.1 > secret.0
             && (r.accept)(&groups)
         {
-            let f = Found::new(rule, hay, whole.0, secret);
+            let f = Found::new(rule, hay, whole.0, secret, &mut run);
             if f.reach > after {
                 return Some(f);
             }
