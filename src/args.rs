@@ -311,25 +311,8 @@ fn equivalent(
         let flags: Vec<(String, Option<String>)> = if find_flag(tool, &name).is_some() {
             vec![(name, attached)]
         } else if !name.starts_with("--") && name.len() > 2 {
-            // A bundle of short flags (`-rni`), or a short flag with its value (`-n5`).
-            let mut out = Vec::new();
-            let chars: Vec<char> = name[1..].chars().collect();
-            let mut k = 0;
-            while k < chars.len() {
-                let short = format!("-{}", chars[k]);
-                match find_flag(tool, &short) {
-                    Some(Effect::Takes(_)) if k + 1 < chars.len() => {
-                        out.push((short, Some(chars[k + 1..].iter().collect())));
-                        k = chars.len();
-                    }
-                    Some(_) => {
-                        out.push((short, None));
-                        k += 1;
-                    }
-                    None => return Err(format!("{} has no equivalent of {name}", tool.name)),
-                }
-            }
-            out
+            short_bundle(tool, &name)
+                .ok_or_else(|| format!("{} has no equivalent of {name}", tool.name))?
         } else {
             return Err(format!("{} has no equivalent of {name}", tool.name));
         };
@@ -480,15 +463,35 @@ fn is_flag(tool: &Tool, word: &[u8]) -> bool {
     if rest.bytes().all(|b| b.is_ascii_digit()) {
         return tool.params.iter().any(|p| p.name == "lines");
     }
-    for (i, c) in rest.char_indices() {
-        match find_flag(tool, &format!("-{c}")) {
-            // The rest of the word is the flag's value.
-            Some(Effect::Takes(_)) => return i + c.len_utf8() < rest.len(),
-            Some(_) => {}
-            None => return false,
+    // A flag that takes a value and ends the word waits for the next word: the word alone is
+    // not a whole call of it.
+    let waits = |(flag, value): &(String, Option<String>)| {
+        value.is_none() && matches!(find_flag(tool, flag), Some(Effect::Takes(_)))
+    };
+    short_bundle(tool, word).is_some_and(|flags| !flags.last().is_some_and(waits))
+}
+
+/// The short flags of `word`, `-` and their letters (`-rni`), each with the value attached to
+/// it: a flag that takes a value takes the rest of the word (`-n5`), if any. `None` when a
+/// letter is no flag of `tool`.
+fn short_bundle(tool: &Tool, word: &str) -> Option<Vec<(String, Option<String>)>> {
+    let chars: Vec<char> = word.strip_prefix('-')?.chars().collect();
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < chars.len() {
+        let short = format!("-{}", chars[k]);
+        match find_flag(tool, &short)? {
+            Effect::Takes(_) if k + 1 < chars.len() => {
+                out.push((short, Some(chars[k + 1..].iter().collect())));
+                k = chars.len();
+            }
+            _ => {
+                out.push((short, None));
+                k += 1;
+            }
         }
     }
-    true
+    Some(out)
 }
 
 fn find_flag(tool: &Tool, name: &str) -> Option<Effect> {

@@ -285,6 +285,17 @@ struct Block {
 }
 
 impl Block {
+    /// What `line` is to this block: key material (`Some(true)`), not yet known (`None`), or
+    /// code that ends a tentative block (`Some(false)`), as [`key_line`] judges it; every line of
+    /// a block that is not tentative is key material.
+    fn judge(&self, line: &[u8]) -> Option<bool> {
+        if self.tentative {
+            key_line(line)
+        } else {
+            Some(true)
+        }
+    }
+
     /// The block that the BEGIN line `body` (without its terminator) opens.
     fn opened_by(body: &[u8]) -> Block {
         Block::opened(quoted(&body[padding_start(body, None)..]))
@@ -494,11 +505,7 @@ impl Redactor {
             let (body, _) = split_terminator(line);
             if let Some(block) = &mut self.block {
                 let ends = find_end(body).is_some() || find_begin(body).is_some();
-                let key = if block.tentative {
-                    key_line(line)
-                } else {
-                    Some(true)
-                };
+                let key = block.judge(line);
                 if !ends && key != Some(false) {
                     block.tentative &= key.is_none();
                     block.material += line.len();
@@ -616,6 +623,15 @@ impl Redactor {
         Shown::Replaced(out)
     }
 
+    /// A line shown as text while a block stands open or has just ended before it (its
+    /// secrets, or the line as it is when no keyword occurs).
+    fn unblocked(&mut self, line: &[u8], body: &[u8], term: &[u8]) -> Shown {
+        match keywords::rules_of(line) {
+            0 => Shown::Same,
+            mask => self.plain(body, term, mask, 0),
+        }
+    }
+
     /// A line while a block is open.
     fn in_block(&mut self, mut block: Block, line: &[u8], body: &[u8], term: &[u8]) -> Shown {
         if let Some(i) = find_end(body) {
@@ -643,29 +659,19 @@ impl Redactor {
             }
             return Shown::Replaced(out);
         }
-        let key = if block.tentative {
-            key_line(line)
-        } else {
-            Some(true)
-        };
+        let key = block.judge(line);
         if block.material >= MAX_KEY_BLOCK || find_begin(body).is_some() || key == Some(false) {
             // The bound, a new BEGIN without an END, or code after a marker in a string
             // literal: the block ends before this line.
             self.block = None;
-            return match keywords::rules_of(line) {
-                0 => Shown::Same,
-                mask => self.plain(body, term, mask, 0),
-            };
+            return self.unblocked(line, body, term);
         }
         if key.is_none() {
             // A blank line or a comment: shown as any line is (a comment may hold a token),
             // and the next line decides.
             block.material += line.len();
             self.block = (block.material < MAX_KEY_BLOCK).then_some(block);
-            let shown = match keywords::rules_of(line) {
-                0 => Shown::Same,
-                mask => self.plain(body, term, mask, 0),
-            };
+            let shown = self.unblocked(line, body, term);
             // No name/value pair runs across a block, even one not yet decided.
             self.pairs = 0;
             return shown;
@@ -1003,14 +1009,7 @@ impl Scan {
                         self.deferred |= n.lost(pos, self.lookback, self.tail_rule);
                         return pos;
                     }
-                    if let Some(rule) = self.take_deferred(&hay[pos..]) {
-                        // Its secret is over: the marker stands for the rest of its tail.
-                        out.extend_from_slice(marker(rule).as_bytes());
-                        red.count(rule);
-                        self.tail_rule = Some(rule);
-                        self.state = Inline::Tail(RULES[rule].tail.expect("deferred: a tail"));
-                        continue;
-                    }
+                    // The Plain arm takes a deferred token first.
                     self.tail_rule = None;
                     self.state = Inline::Plain;
                 }
@@ -1048,8 +1047,10 @@ impl Scan {
                     self.state = Inline::Plain;
                 }
                 Inline::Plain => {
-                    // A token the last piece found hiding text from `pos` on, but that starts
-                    // too far back to be found again: it goes first, as on a whole line.
+                    // A token found hiding text from `pos` on (where a tail just ended, or where
+                    // the last piece stopped) but starting too far back to be found again: it
+                    // goes first, as on a whole line. Its secret is over: the marker stands for
+                    // the rest of its tail.
                     if let Some(rule) = self.take_deferred(&hay[pos.min(len)..]) {
                         out.extend_from_slice(marker(rule).as_bytes());
                         red.count(rule);
