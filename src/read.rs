@@ -13,7 +13,11 @@ use std::os::unix::fs::FileExt;
 use crate::envelope::Output;
 use crate::error::{Error, Result};
 use crate::limits::Budget;
-use crate::redact::{LongLine, Redactor, Shown, Tally};
+use crate::redact::{KEYWORD_MAX, LongLine, Redactor, Shown, Tally, holds_keyword};
+
+mod scout;
+
+use scout::Scout;
 
 /// Bytes asked of the kernel per read.
 pub const BLOCK: usize = 64 * 1024;
@@ -63,6 +67,12 @@ pub struct Lines {
     consumed: u64,
     eof: bool,
     shown: String,
+    /// No redaction keyword lies wholly within `buf[free..end]`: what the search of the bytes as
+    /// they were read found ([`Lines::scout`]; without a scout nothing is searched, and this is
+    /// `end`).
+    free: usize,
+    /// The second thread that reads and searches every other chunk, when there is one.
+    scout: Option<Scout>,
 }
 
 thread_local! {
@@ -94,6 +104,28 @@ impl Lines {
             consumed: 0,
             eof: false,
             shown: shown.to_string(),
+            free: 0,
+            scout: None,
+        }
+    }
+
+    /// From here on, reads the regular file in chunks and searches each for redaction keywords
+    /// as it is read, with every other chunk read and searched on a second thread (see
+    /// `read/scout.rs`): [`Lines::next_searched`] tells which batches hold none. Does nothing
+    /// for a pipe, for a file with less than `at_least` bytes left, on a machine with a single
+    /// core, or when the thread cannot start.
+    pub fn scout(&mut self, at_least: u64) {
+        if std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2) {
+            self.scout_in(at_least, scout::CHUNK);
+        }
+    }
+
+    /// [`Lines::scout`] in chunks of `chunk` bytes, whatever the machine.
+    fn scout_in(&mut self, at_least: u64, chunk: usize) {
+        let Some(size) = self.size else { return };
+        let at = self.consumed + (self.end - self.start) as u64;
+        if self.scout.is_none() && size.saturating_sub(at) >= at_least {
+            self.scout = Scout::start(&self.file, at, chunk);
         }
     }
 
@@ -117,11 +149,23 @@ impl Lines {
     /// # Errors
     /// `io:` when a read fails.
     pub fn next_batch(&mut self, hold: usize) -> Result<Option<Batch<'_>>> {
+        Ok(self.next_searched(hold)?.map(|(batch, _)| batch))
+    }
+
+    /// [`Lines::next_batch`], and whether the batch is known to hold no redaction keyword: its
+    /// lines were searched as they were read ([`Lines::scout`]). False when that is not known,
+    /// and for a piece of a long line.
+    ///
+    /// # Errors
+    /// `io:` when a read fails.
+    pub fn next_searched(&mut self, hold: usize) -> Result<Option<(Batch<'_>, bool)>> {
         let hold = hold.max(1);
         loop {
             let from = self.scanned.max(self.start);
+            let keyword_free = self.free <= self.start;
             if let Some(last) = memchr::memrchr(b'\n', &self.buf[from..self.end]) {
-                return Ok(Some(Batch::Lines(self.hand_out(from + last + 1))));
+                let lines = self.hand_out(from + last + 1);
+                return Ok(Some((Batch::Lines(lines), keyword_free)));
             }
             self.scanned = self.end;
             let pending = self.end - self.start;
@@ -129,10 +173,15 @@ impl Lines {
                 if pending == 0 {
                     return Ok(None);
                 }
-                return Ok(Some(Batch::Lines(self.hand_out(self.end))));
+                return Ok(Some((Batch::Lines(self.hand_out(self.end)), keyword_free)));
             }
             if pending >= hold {
-                return Ok(Some(Batch::Piece(self.hand_out(self.end))));
+                // A chunk read whole may hold more than `hold` bytes of the line: they come out
+                // in pieces of `hold`, and the rest, which holds no `\n`, is not searched again.
+                let start = self.start;
+                self.start += hold;
+                self.consumed += hold as u64;
+                return Ok(Some((Batch::Piece(&self.buf[start..self.start]), false)));
             }
             self.fill(hold)?;
         }
@@ -208,14 +257,19 @@ impl Lines {
     }
 
     /// Reads one more block after the pending bytes, compacting and growing the buffer as needed
-    /// (never reading more than `hold - pending` bytes beyond a long pending line).
+    /// (never reading more than `hold - pending` bytes beyond a long pending line), or with a
+    /// scout, the next chunk.
     fn fill(&mut self, hold: usize) -> Result<()> {
         let pending = self.end - self.start;
         if self.start > 0 {
             self.buf.copy_within(self.start..self.end, 0);
             self.scanned -= self.start.min(self.scanned);
+            self.free = self.free.max(self.start) - self.start;
             self.start = 0;
             self.end = pending;
+        }
+        if self.scout.is_some() {
+            return self.fill_chunk();
         }
         let want = BLOCK.min(hold.saturating_sub(pending)).max(1);
         if self.buf.len() < self.end + want {
@@ -234,6 +288,44 @@ impl Lines {
             self.eof = true;
         }
         self.end += n;
+        self.free = self.end;
+        Ok(())
+    }
+
+    /// Appends the scout's next chunk, searched. A chunk that ends short ends the scout: the
+    /// reader goes on with plain reads from there, which alone tell the end of the input.
+    fn fill_chunk(&mut self) -> Result<()> {
+        let Some(scout) = &mut self.scout else {
+            return Ok(());
+        };
+        let size = scout.size();
+        if self.buf.len() < self.end + size {
+            self.buf.resize(self.end + size, 0);
+        }
+        let from = self.end;
+        let (n, keyword_free) = scout
+            .next_chunk(&self.file, &mut self.buf[from..])
+            .map_err(|e| Error::io(&self.shown, &e))?;
+        self.end += n;
+        if !keyword_free {
+            self.free = self.end;
+        } else {
+            // The chunk and the bytes before it each hold no keyword: one may still lie across
+            // the seam between them.
+            let seam = &self.buf[self.free.max(from.saturating_sub(KEYWORD_MAX - 1))
+                ..self.end.min(from + KEYWORD_MAX - 1)];
+            if holds_keyword(seam) {
+                self.free = from;
+            }
+        }
+        if n < size {
+            use std::io::{Seek, SeekFrom};
+            let at = scout.offset() - (size - n) as u64;
+            self.scout = None;
+            self.file
+                .seek(SeekFrom::Start(at))
+                .map_err(|e| Error::io(&self.shown, &e))?;
+        }
         Ok(())
     }
 }
@@ -350,6 +442,14 @@ impl Filter {
     /// Whether the whole lines `lines` come out unchanged (checked at memory speed).
     pub fn passes(&self, lines: &[u8]) -> bool {
         self.red.as_ref().is_none_or(|r| r.passes(lines))
+    }
+
+    /// [`Filter::passes`] of lines known to hold no keyword when `keyword_free` is set
+    /// ([`Lines::next_searched`]): then only the state is looked at.
+    pub fn passes_searched(&self, lines: &[u8], keyword_free: bool) -> bool {
+        self.red
+            .as_ref()
+            .is_none_or(|r| r.passes_searched(lines, keyword_free))
     }
 
     /// How many bytes at the start of `lines` (whole lines) come out unchanged: they may be shown
@@ -704,5 +804,120 @@ mod tests {
         let (fit, err) = charge_lines(&budget, b"abc\ndef\nghi\n");
         assert_eq!(fit, b"abc\n");
         assert!(err.is_some());
+    }
+
+    /// The batches of `data` from offset `from` on as a reader with a scout in chunks of `chunk`
+    /// bytes hands them out: whether each is whole lines, whether the reader called it free of
+    /// keywords, and its bytes.
+    fn scouted(data: &[u8], from: u64, chunk: usize, hold: usize) -> Vec<(bool, bool, Vec<u8>)> {
+        let (f, size) = file_with(data);
+        let mut r = Lines::resume(f, size.unwrap(), from, "f").unwrap();
+        r.scout_in(0, chunk);
+        assert!(r.scout.is_some(), "the scout starts");
+        let mut out = Vec::new();
+        while let Some((b, free)) = r.next_searched(hold).unwrap() {
+            match b {
+                Batch::Lines(l) => out.push((true, free, l.to_vec())),
+                Batch::Piece(p) => out.push((false, free, p.to_vec())),
+            }
+        }
+        out
+    }
+
+    /// The `i`th keyword of the redaction rules (in turn).
+    fn keyword(i: usize) -> &'static str {
+        let rule = &crate::redact::RULES[i % crate::redact::RULES.len()];
+        rule.keywords[i / crate::redact::RULES.len() % rule.keywords.len()]
+    }
+
+    #[test]
+    fn a_scout_calls_every_batch_of_clean_text_free_of_keywords() {
+        // 40 chunks, the last one full: the reader learns the end from a read of 0 after it.
+        let data: Vec<u8> = (0..4000)
+            .flat_map(|i| format!("{i:>9}\n").into_bytes())
+            .collect();
+        let got = scouted(&data, 0, 1000, BLOCK);
+        assert_eq!(got.concat_bytes(), data);
+        assert!(got.iter().all(|&(lines, free, _)| lines && free));
+    }
+
+    #[test]
+    fn a_keyword_across_a_seam_is_never_called_absent() {
+        for word in 0..crate::redact::RULES.len() {
+            let word = keyword(word).as_bytes();
+            for cut in 1..word.len() {
+                // Chunks of 64 bytes; the keyword starts `cut` bytes before the seam at 128.
+                let mut data = b"a b c d e f g h i j\n".repeat(7)[..128 - cut - 1].to_vec();
+                data.push(b' ');
+                data.extend_from_slice(word);
+                data.extend_from_slice(b" k l m\n".repeat(30).as_slice());
+                let got = scouted(&data, 0, 64, BLOCK);
+                assert_eq!(got.concat_bytes(), data);
+                let with = got
+                    .iter()
+                    .find(|b| b.2.windows(word.len()).any(|w| w == word));
+                assert!(
+                    !with.unwrap().1,
+                    "{} cut at {cut}",
+                    String::from_utf8_lossy(word)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_scout_starts_where_a_resumed_reader_does() {
+        let data: Vec<u8> = (0..500)
+            .flat_map(|i| format!("{i}\n").into_bytes())
+            .collect();
+        let got = scouted(&data, 7, 50, BLOCK);
+        assert_eq!(got.concat_bytes(), data[7..]);
+    }
+
+    trait Concat {
+        fn concat_bytes(&self) -> Vec<u8>;
+    }
+
+    impl Concat for Vec<(bool, bool, Vec<u8>)> {
+        fn concat_bytes(&self) -> Vec<u8> {
+            self.iter().flat_map(|b| b.2.iter().copied()).collect()
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// A reader with a scout hands out the input as a reader alone does: whole lines, or
+        /// pieces of at most `hold` bytes of a longer line; and it calls a batch free of keywords
+        /// only when it holds none, whatever the seams of the chunks cut.
+        #[test]
+        fn a_scouted_reader_hands_out_its_input_and_calls_free_only_what_holds_no_keyword(
+            parts in proptest::collection::vec((0usize..4, 0usize..80), 1..120),
+            chunk in 3usize..300,
+            hold in 1usize..200,
+        ) {
+            let mut data = Vec::new();
+            for (kind, n) in parts {
+                match kind {
+                    0 => data.extend_from_slice(&b"lorem ipsum dolor sit amet "[..n % 28]),
+                    1 => data.extend_from_slice(keyword(n).as_bytes()),
+                    2 => data.push(b'\n'),
+                    _ => data.extend(std::iter::repeat_n(b'x', n * 3)),
+                }
+            }
+            let got = scouted(&data, 0, chunk, hold);
+            proptest::prop_assert_eq!(got.concat_bytes(), data.clone());
+            for (i, (lines, free, b)) in got.iter().enumerate() {
+                if *free {
+                    proptest::prop_assert!(!holds_keyword(b));
+                }
+                if *lines && i + 1 < got.len() {
+                    proptest::prop_assert!(b.ends_with(b"\n"));
+                }
+                if !*lines {
+                    proptest::prop_assert!(b.len() <= hold);
+                }
+            }
+        }
     }
 }

@@ -49,6 +49,18 @@ pub const MAX_LINE: usize = 64 * 1024;
 /// `skip_window` takes for the end of a BEGIN line (when unsure, hide).
 pub const LOOKBACK: usize = MAX_KEY_BLOCK + MAX_LINE;
 
+/// The longest keyword of the rules, in bytes: a keyword that lies across the seam of two
+/// texts starts less than this many bytes before it and ends less than this many after it.
+pub const KEYWORD_MAX: usize = keywords::LONGEST;
+
+/// Whether any rule's keyword occurs in `text`. When none does, [`Redactor::line`] leaves each
+/// of its lines as it is, unless a private-key block or a name line's value carries over into
+/// them ([`Redactor::passes`]). A reader may search text as it reads it, and ask
+/// [`Redactor::passes_searched`] later.
+pub fn holds_keyword(text: &[u8]) -> bool {
+    keywords::any(text)
+}
+
 /// The longest BEGIN marker: `-----BEGIN`, 32 bytes of label, `PRIVATE KEY BLOCK-----`.
 const MARKER_MAX: usize = 10 + 32 + 17 + 5;
 
@@ -420,6 +432,17 @@ impl Redactor {
     /// the caller may show the lines as they are without calling `line`.
     pub fn passes(&self, lines: &[u8]) -> bool {
         self.at_rest() && !keywords::any(lines)
+    }
+
+    /// [`Redactor::passes`] of `lines` that are known to hold no keyword when `keyword_free` is
+    /// set (the reader searched them with [`holds_keyword`] as it read them): then only the
+    /// state is looked at.
+    pub fn passes_searched(&self, lines: &[u8], keyword_free: bool) -> bool {
+        if keyword_free {
+            self.at_rest()
+        } else {
+            self.passes(lines)
+        }
     }
 
     /// How many bytes at the start of `lines` (whole lines, the last maybe without `\n`) are

@@ -58,6 +58,22 @@ const WORD_COUNT: usize = {
     n
 };
 
+/// The longest keyword, in bytes.
+pub const LONGEST: usize = {
+    let (mut n, mut i) = (0, 0);
+    while i < RULES.len() {
+        let mut j = 0;
+        while j < RULES[i].keywords.len() {
+            if RULES[i].keywords[j].len() > n {
+                n = RULES[i].keywords[j].len();
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
 /// One keyword of the table.
 #[derive(Clone, Copy)]
 struct Word {

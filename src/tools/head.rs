@@ -85,6 +85,15 @@ pub fn print_lines(
         return Ok(Outcome::Success);
     }
     let mut lines = input.lines(&path)?;
+    // cat of a large file shows most of it: with redaction on, a second thread takes half of the
+    // reading and the keyword search (read/scout.rs). head and short outputs stop too soon for it.
+    if wanted == u64::MAX
+        && ctx.policy.redact
+        && ctx.out.room() as u64 >= SCOUT_MIN
+        && ctx.budget.read_left() >= SCOUT_MIN
+    {
+        lines.scout(SCOUT_MIN);
+    }
     let mut printer = LinePrinter {
         ctx,
         ahead: lines.ahead()?,
@@ -114,6 +123,10 @@ pub fn print_lines(
         }
     }
 }
+
+/// The least of the file left to read, of the cap's room and of the read budget left for which
+/// cat reads with a scout: a few of its chunks, so that the thread pays for itself.
+const SCOUT_MIN: u64 = 1024 * 1024;
 
 /// The file line that the output has reached: the number of the line that starts at input offset
 /// `at`. Blocks shown far from the cap are not counted as they go (that would cost a pass over
@@ -190,7 +203,7 @@ impl LinePrinter<'_, '_> {
         let mut left = wanted;
         while left > 0 {
             let at = lines.consumed();
-            let Some(batch) = lines.next_batch(BLOCK)? else {
+            let Some((batch, keyword_free)) = lines.next_searched(BLOCK)? else {
                 break;
             };
             match batch {
@@ -212,7 +225,8 @@ impl LinePrinter<'_, '_> {
                         (end, Some(n))
                     };
                     let (fit, over) = charge_lines(budget, &b[..end]);
-                    self.show(at, fit, if over.is_none() { count } else { None })?;
+                    let count = if over.is_none() { count } else { None };
+                    self.show(at, fit, count, keyword_free)?;
                     if let Some(e) = over {
                         return Err(e.into());
                     }
@@ -265,13 +279,20 @@ impl LinePrinter<'_, '_> {
         Ok(true)
     }
 
-    /// Shows whole lines `fit`, read from offset `at` (`count` of them, when known). Runs of
-    /// lines that redaction leaves as they are go out whole while no cut can fall in them; a line
-    /// that holds a secret's keyword goes through the filter; near the cap every line goes out on
-    /// its own, so that the note knows where the output stopped.
-    fn show(&mut self, at: u64, fit: &[u8], count: Option<u64>) -> Result<(), Stop> {
+    /// Shows whole lines `fit`, read from offset `at` (`count` of them, when known; when
+    /// `keyword_free`, known to hold no redaction keyword). Runs of lines that redaction leaves
+    /// as they are go out whole while no cut can fall in them; a line that holds a secret's
+    /// keyword goes through the filter; near the cap every line goes out on its own, so that the
+    /// note knows where the output stopped.
+    fn show(
+        &mut self,
+        at: u64,
+        fit: &[u8],
+        count: Option<u64>,
+        keyword_free: bool,
+    ) -> Result<(), Stop> {
         let out = self.ctx.out;
-        if self.filter.passes(fit) && out.far_from_cap(fit.len()) {
+        if self.filter.passes_searched(fit, keyword_free) && out.far_from_cap(fit.len()) {
             // No cut can fall here: the batch goes out whole, uncounted.
             out.push(fit)?;
             self.clock.pass(at, fit, count);

@@ -756,3 +756,73 @@ fn a_marker_constant_in_code_hides_no_code_after_it() {
     env.both("tail", &["markers.py", "4"])
         .ok(&lines[lines.len() - 4..].concat());
 }
+
+#[test]
+fn cat_of_a_large_file_redacts_across_the_seams_of_its_chunks() {
+    // cat of a large file reads it in chunks of 256 KiB, every other one on a second thread,
+    // searched for keywords as they are read: a token cut by a seam, a key block across one, and
+    // a value whose name line ends just before one must go as in a small file.
+    const CHUNK: usize = 256 * 1024;
+    let mut env = TestEnv::new();
+    env.var("READBOX_MAX_OUTPUT_BYTES", "100000000");
+    env.var("READBOX_MAX_READ_BYTES", "100000000");
+    let mut text = String::new();
+    // What cat shows of `text` up to `done`.
+    let (mut shown, mut done) = (String::new(), 0);
+    let mut secrets = Vec::new();
+    let filler = |text: &mut String, to: usize| {
+        while text.len() + 40 < to {
+            text.push_str(&format!("{:>38}\n", text.len()));
+        }
+        text.push_str(&"x".repeat(to - text.len() - 1));
+        text.push('\n');
+    };
+    for seam in 1..8 {
+        let at = seam * CHUNK;
+        match seam % 3 {
+            0 => {
+                // The seam cuts the token's prefix.
+                let t = github_token(seam as u32);
+                filler(&mut text, at - 7 - (1 + seam / 3));
+                shown.push_str(&text[done..]);
+                text.push_str(&format!("token: {t}\n"));
+                shown.push_str("token: [REDACTED:github-token]\n");
+                secrets.push(t);
+                done = text.len();
+            }
+            1 => {
+                // The seam cuts the BEGIN marker, or the key material.
+                let (block, material) = key_block(40);
+                filler(&mut text, at - if seam == 4 { 5 } else { block.len() / 2 });
+                shown.push_str(&text[done..]);
+                text.push_str(&block);
+                shown.push_str(&block.replace(&material.join("\n"), "[REDACTED:private-key]"));
+                secrets.extend(material);
+                done = text.len();
+            }
+            _ => {
+                // The name line ends at the seam.
+                let key = aws_secret_key(seam as u32);
+                let name = "  - name: AWS_SECRET_ACCESS_KEY\n";
+                filler(&mut text, at - name.len());
+                shown.push_str(&text[done..]);
+                text.push_str(&format!("{name}    value: \"{key}\"\n"));
+                shown.push_str(&format!(
+                    "{name}    value: \"[REDACTED:aws-secret-access-key]\"\n"
+                ));
+                secrets.push(key);
+                done = text.len();
+            }
+        }
+    }
+    filler(&mut text, 8 * CHUNK + 1000);
+    shown.push_str(&text[done..]);
+    env.write("big.txt", &text);
+    let cat = env.both("cat", &["big.txt"]);
+    assert_hidden(&cat.output, &secrets);
+    assert_eq!(cat.output.matches("[REDACTED:").count(), 7);
+    assert!(
+        cat.output == shown,
+        "cat shows other text than a small file would"
+    );
+}
