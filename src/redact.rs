@@ -80,7 +80,7 @@ const LOOK_BEHIND: usize = 32;
 /// line terminator and for a `-----END` that a piece boundary cuts.
 const HOLD: usize = 8;
 
-/// Each rule's pattern, compiled on first use ([`regex`]).
+/// Each rule's pattern, compiled on first use ([`regex()`]).
 static REGEXES: [OnceLock<Regex>; RULE_COUNT] = [const { OnceLock::new() }; RULE_COUNT];
 /// Each rule's name pattern ([`Rule::name`]), compiled on first use ([`names`]).
 static NAMES: [OnceLock<Regex>; RULE_COUNT] = [const { OnceLock::new() }; RULE_COUNT];

@@ -53,7 +53,7 @@ pub struct Rule {
     /// Whether the secret is a private key's material on one line (`-----BEGIN … PRIVATE
     /// KEY-----` and text after it on the same line): it runs on to `-----END` or 64 KiB.
     pub inline_key: bool,
-    /// Whether a match must start a token ([`starts_token`]): a prefixed token's start, in place
+    /// Whether a match must start a token (`starts_token`): a prefixed token's start, in place
     /// of a leading `\b`, which an escape written before the token (`\n` in JSON) would fail.
     pub token_start: bool,
 }
