@@ -12,7 +12,8 @@
 //!
 //! The scout reads ahead at most two chunks, and stops at the end of the file, at a read error
 //! (which the reader meets when it reaches that chunk), or when the reader drops it. If the
-//! thread cannot start, or ends early, the reader reads the chunks itself.
+//! thread cannot start, or is gone without a chunk the reader waits for, the reader reads the
+//! chunks itself. (A panic there ends the call through the panic hook, as on any thread.)
 
 use std::fs::File;
 use std::io;

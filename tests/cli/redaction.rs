@@ -826,3 +826,39 @@ fn cat_of_a_large_file_redacts_across_the_seams_of_its_chunks() {
         "cat shows other text than a small file would"
     );
 }
+
+#[test]
+fn cat_of_a_large_file_hides_a_long_key_line_whole_whatever_it_holds() {
+    // A key-material line of 70 KB that holds a BEGIN or END marker: a line this long is
+    // redacted in pieces, which hide it whole. With a second thread reading ahead the line
+    // fitted in the reader's buffer and went to the redactor as one line, which took the marker
+    // for a block's edge and showed the material (or all that followed an END).
+    let mut env = TestEnv::new();
+    env.var("READBOX_MAX_OUTPUT_BYTES", "100000000");
+    env.var("READBOX_MAX_READ_BYTES", "100000000");
+    let label = concat!("PRIV", "ATE KEY-----");
+    for marker in ["BEGIN", "END"] {
+        let mut text = String::new();
+        while text.len() < 512 * 1024 - 40 {
+            text.push_str(&format!("{:>38}\n", text.len()));
+        }
+        let material = format!("QUJD{}", "Zm9vYmFyYmF6cXV4".repeat(4400));
+        let block = format!(
+            "-----BEGIN {label}\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n\
+             {material}-----{marker} {label}{material}\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n\
+             -----END {label}\n"
+        );
+        text.push_str(&block);
+        while text.len() < 3 << 20 {
+            text.push_str(&format!("{:>38}\n", text.len()));
+        }
+        env.write("big.txt", &text);
+        // The yardstick: the block alone, in a file too small for a second thread.
+        env.write("block.txt", &block);
+        let shown = env.both("cat", &["block.txt"]).output;
+        assert!(!shown.contains("QUJD"), "{marker}: key material shown");
+        let cat = env.both("cat", &["big.txt"]);
+        assert!(!cat.output.contains("QUJD"), "{marker}: key material shown");
+        assert!(cat.output == text.replace(&block, &shown), "{marker}");
+    }
+}
