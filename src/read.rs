@@ -115,18 +115,25 @@ impl Lines {
     /// for a pipe, for a file with less than `at_least` bytes left, on a machine with a single
     /// core, or when the thread cannot start.
     pub fn scout(&mut self, at_least: u64) {
-        if std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2) {
-            self.scout_in(at_least, scout::CHUNK);
+        let left = self
+            .size
+            .map_or(0, |size| size.saturating_sub(self.read_to()));
+        if self.scout.is_none()
+            && left >= at_least
+            && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
+        {
+            self.start_scout(scout::CHUNK);
         }
     }
 
-    /// [`Lines::scout`] in chunks of `chunk` bytes, whatever the machine.
-    fn scout_in(&mut self, at_least: u64, chunk: usize) {
-        let Some(size) = self.size else { return };
-        let at = self.consumed + (self.end - self.start) as u64;
-        if self.scout.is_none() && size.saturating_sub(at) >= at_least {
-            self.scout = Scout::start(&self.file, at, chunk);
-        }
+    /// Starts a scout in chunks of `chunk` bytes from where reading goes on.
+    fn start_scout(&mut self, chunk: usize) {
+        self.scout = Scout::start(&self.file, self.read_to(), chunk);
+    }
+
+    /// The input's offset of the next byte to read (after the pending bytes).
+    fn read_to(&self) -> u64 {
+        self.consumed + (self.end - self.start) as u64
     }
 
     /// A reader of the regular file `file` of `size` bytes from `offset` on, as a reader that had
@@ -815,7 +822,7 @@ mod tests {
     fn scouted(data: &[u8], from: u64, chunk: usize, hold: usize) -> Vec<(bool, bool, Vec<u8>)> {
         let (f, size) = file_with(data);
         let mut r = Lines::resume(f, size.unwrap(), from, "f").unwrap();
-        r.scout_in(0, chunk);
+        r.start_scout(chunk);
         assert!(r.scout.is_some(), "the scout starts");
         let mut out = Vec::new();
         while let Some((b, free)) = r.next_searched(hold).unwrap() {
@@ -827,6 +834,13 @@ mod tests {
         out
     }
 
+    /// `count` lines, each its number right-aligned to `width`.
+    fn numbered(count: usize, width: usize) -> Vec<u8> {
+        (0..count)
+            .flat_map(|i| format!("{i:>width$}\n").into_bytes())
+            .collect()
+    }
+
     /// The `i`th keyword of the redaction rules (in turn).
     fn keyword(i: usize) -> &'static str {
         let rule = &crate::redact::RULES[i % crate::redact::RULES.len()];
@@ -836,9 +850,7 @@ mod tests {
     #[test]
     fn a_scout_calls_every_batch_of_clean_text_free_of_keywords() {
         // 40 chunks, the last one full: the reader learns the end from a read of 0 after it.
-        let data: Vec<u8> = (0..4000)
-            .flat_map(|i| format!("{i:>9}\n").into_bytes())
-            .collect();
+        let data = numbered(4000, 9);
         let got = scouted(&data, 0, 1000, BLOCK);
         assert_eq!(got.concat_bytes(), data);
         assert!(got.iter().all(|&(lines, free, _)| lines && free));
@@ -870,9 +882,7 @@ mod tests {
 
     #[test]
     fn a_scout_starts_where_a_resumed_reader_does() {
-        let data: Vec<u8> = (0..500)
-            .flat_map(|i| format!("{i}\n").into_bytes())
-            .collect();
+        let data = numbered(500, 0);
         let got = scouted(&data, 7, 50, BLOCK);
         assert_eq!(got.concat_bytes(), data[7..]);
     }

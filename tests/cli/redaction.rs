@@ -757,6 +757,15 @@ fn a_marker_constant_in_code_hides_no_code_after_it() {
         .ok(&lines[lines.len() - 4..].concat());
 }
 
+/// Appends lines of filler (each its offset) to `text` until it is `to` bytes long.
+fn fill_to(text: &mut String, to: usize) {
+    while text.len() + 40 < to {
+        text.push_str(&format!("{:>38}\n", text.len()));
+    }
+    text.push_str(&"x".repeat(to - text.len() - 1));
+    text.push('\n');
+}
+
 #[test]
 fn cat_of_a_large_file_redacts_across_the_seams_of_its_chunks() {
     // cat of a large file reads it in chunks of 256 KiB, every other one on a second thread,
@@ -770,20 +779,13 @@ fn cat_of_a_large_file_redacts_across_the_seams_of_its_chunks() {
     // What cat shows of `text` up to `done`.
     let (mut shown, mut done) = (String::new(), 0);
     let mut secrets = Vec::new();
-    let filler = |text: &mut String, to: usize| {
-        while text.len() + 40 < to {
-            text.push_str(&format!("{:>38}\n", text.len()));
-        }
-        text.push_str(&"x".repeat(to - text.len() - 1));
-        text.push('\n');
-    };
     for seam in 1..8 {
         let at = seam * CHUNK;
         match seam % 3 {
             0 => {
                 // The seam cuts the token's prefix.
                 let t = github_token(seam as u32);
-                filler(&mut text, at - 7 - (1 + seam / 3));
+                fill_to(&mut text, at - 7 - (1 + seam / 3));
                 shown.push_str(&text[done..]);
                 text.push_str(&format!("token: {t}\n"));
                 shown.push_str("token: [REDACTED:github-token]\n");
@@ -793,7 +795,7 @@ fn cat_of_a_large_file_redacts_across_the_seams_of_its_chunks() {
             1 => {
                 // The seam cuts the BEGIN marker, or the key material.
                 let (block, material) = key_block(40);
-                filler(&mut text, at - if seam == 4 { 5 } else { block.len() / 2 });
+                fill_to(&mut text, at - if seam == 4 { 5 } else { block.len() / 2 });
                 shown.push_str(&text[done..]);
                 text.push_str(&block);
                 shown.push_str(&block.replace(&material.join("\n"), "[REDACTED:private-key]"));
@@ -804,7 +806,7 @@ fn cat_of_a_large_file_redacts_across_the_seams_of_its_chunks() {
                 // The name line ends at the seam.
                 let key = aws_secret_key(seam as u32);
                 let name = "  - name: AWS_SECRET_ACCESS_KEY\n";
-                filler(&mut text, at - name.len());
+                fill_to(&mut text, at - name.len());
                 shown.push_str(&text[done..]);
                 text.push_str(&format!("{name}    value: \"{key}\"\n"));
                 shown.push_str(&format!(
@@ -815,7 +817,7 @@ fn cat_of_a_large_file_redacts_across_the_seams_of_its_chunks() {
             }
         }
     }
-    filler(&mut text, 8 * CHUNK + 1000);
+    fill_to(&mut text, 8 * CHUNK + 1000);
     shown.push_str(&text[done..]);
     env.write("big.txt", &text);
     let cat = env.both("cat", &["big.txt"]);
@@ -839,9 +841,7 @@ fn cat_of_a_large_file_hides_a_long_key_line_whole_whatever_it_holds() {
     let label = concat!("PRIV", "ATE KEY-----");
     for marker in ["BEGIN", "END"] {
         let mut text = String::new();
-        while text.len() < 512 * 1024 - 40 {
-            text.push_str(&format!("{:>38}\n", text.len()));
-        }
+        fill_to(&mut text, 512 * 1024);
         let material = format!("QUJD{}", "Zm9vYmFyYmF6cXV4".repeat(4400));
         let block = format!(
             "-----BEGIN {label}\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n\
@@ -849,9 +849,7 @@ fn cat_of_a_large_file_hides_a_long_key_line_whole_whatever_it_holds() {
              -----END {label}\n"
         );
         text.push_str(&block);
-        while text.len() < 3 << 20 {
-            text.push_str(&format!("{:>38}\n", text.len()));
-        }
+        fill_to(&mut text, 3 << 20);
         env.write("big.txt", &text);
         // The yardstick: the block alone, in a file too small for a second thread.
         env.write("block.txt", &block);
