@@ -54,6 +54,26 @@ pub fn parse(tool: &Tool, words: &[OsString], world: &World<'_>) -> Result<Args>
     from_words(tool, &positional)
 }
 
+/// The call that does what a refused call of `tool` with `words` asks, as its usage error offers
+/// it (the positional equivalent of its flags, or the per-path calls joined by `; `); `None`
+/// when the words are accepted or the refusal offers no call. `readbox sh` rewrites a whole
+/// command line from these (docs/contract.md#readbox-sh).
+pub fn equivalent_call(tool: &Tool, words: &[OsString], world: &World<'_>) -> Option<String> {
+    let mut positional: Vec<&[u8]> = Vec::new();
+    let mut literal = false;
+    for w in words {
+        let b = w.as_bytes();
+        if !literal && b == b"--" {
+            literal = true;
+        } else if !literal && b.len() > 1 && b[0] == b'-' {
+            return equivalent(tool, words, world).ok();
+        } else {
+            positional.push(b);
+        }
+    }
+    per_path_calls(tool, &positional, world.exists)
+}
+
 /// The most per-path calls a hint lists.
 const MAX_CALLS: usize = 8;
 

@@ -17,6 +17,28 @@ pub struct Ctx<'a> {
     pub out: &'a Output,
     /// The read and entry budgets.
     pub budget: &'a Budget,
+    /// What a PATH of `-` reads.
+    pub stdin: &'a Stdin,
+}
+
+/// What a PATH of `-` reads: the process's standard input for a call, or under `readbox sh`
+/// the previous stage's output, a `< FILE` redirection, or nothing.
+#[derive(Debug)]
+pub enum Stdin {
+    /// The process's standard input, checked by the gate ([`Gate::stdin`]).
+    Process,
+    /// Nothing: a `readbox sh` command with no pipe or `<` before it (it never reads the shell's
+    /// own input, which holds the command lines of a session).
+    Empty,
+    /// The read end of a pipe from the previous stage.
+    Pipe(std::fs::File),
+    /// A regular file opened through the gate by `< FILE`, of `size` bytes.
+    File {
+        /// The opened file.
+        file: std::fs::File,
+        /// Its size.
+        size: u64,
+    },
 }
 
 /// What a reading tool reads: a file named by PATH, or standard input for a PATH of `-`
@@ -52,16 +74,74 @@ impl Ctx<'_> {
     /// # Errors
     /// What [`Gate::resolve`], [`Gate::open_read`] and [`Gate::stdin`] answer.
     pub fn open_input(&self, arg: &[u8], tool: &str) -> Result<Input, crate::error::Error> {
-        use crate::resolve::Stdin;
         if arg == b"-" {
-            return Ok(match self.gate.stdin(tool)? {
-                Stdin::Stream(file) => Input {
+            return self.open_stdin(tool);
+        }
+        let shown = crate::error::shown(arg);
+        let node = self.gate.resolve(arg)?;
+        let file = self.gate.open_read(&node, &shown)?;
+        Ok(Input {
+            file,
+            size: Some(u64::try_from(node.stat().st_size).unwrap_or(0)),
+            offset: 0,
+            stdin: false,
+        })
+    }
+
+    /// Whether a PATH of `-` has something to read instead of a tree (grep with PATH left out
+    /// refuses then, so that `ls | grep x` never searches the tree silently).
+    pub fn stdin_has_input(&self) -> bool {
+        match self.stdin {
+            Stdin::Process => self.gate.stdin_has_input(),
+            Stdin::Empty => false,
+            Stdin::Pipe(_) | Stdin::File { .. } => true,
+        }
+    }
+
+    /// Opens what a PATH of `-` reads.
+    fn open_stdin(&self, tool: &str) -> Result<Input, crate::error::Error> {
+        use crate::resolve::Stdin as Process;
+        let dup = |f: &std::fs::File| f.try_clone().map_err(|e| crate::error::Error::io("-", &e));
+        match self.stdin {
+            Stdin::Process => {}
+            Stdin::Empty => {
+                // A pipe whose writer is gone reads as empty at once.
+                let (read, _write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+                    .map_err(|e| {
+                        crate::error::Error::io("-", &std::io::Error::from_raw_os_error(e.raw_os_error()))
+                    })?;
+                return Ok(Input {
+                    file: std::fs::File::from(read),
+                    size: None,
+                    offset: 0,
+                    stdin: true,
+                });
+            }
+            Stdin::Pipe(f) => {
+                return Ok(Input {
+                    file: dup(f)?,
+                    size: None,
+                    offset: 0,
+                    stdin: true,
+                });
+            }
+            Stdin::File { file, size } => {
+                return Ok(Input {
+                    file: dup(file)?,
+                    size: Some(*size),
+                    offset: 0,
+                    stdin: true,
+                });
+            }
+        }
+        Ok(match self.gate.stdin(tool)? {
+                Process::Stream(file) => Input {
                     file,
                     size: None,
                     offset: 0,
                     stdin: true,
                 },
-                Stdin::File {
+            Process::File {
                     node,
                     mut file,
                     offset,
@@ -76,16 +156,6 @@ impl Ctx<'_> {
                         stdin: true,
                     }
                 }
-            });
-        }
-        let shown = crate::error::shown(arg);
-        let node = self.gate.resolve(arg)?;
-        let file = self.gate.open_read(&node, &shown)?;
-        Ok(Input {
-            file,
-            size: Some(u64::try_from(node.stat().st_size).unwrap_or(0)),
-            offset: 0,
-            stdin: false,
         })
     }
 }

@@ -16,6 +16,7 @@
 //! only so long for it ([`Output::try_close`]), and then leave the envelope unclosed
 //! ([`Output::abandon`]) rather than wait with it.
 
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
@@ -89,6 +90,9 @@ const HEAD: &[u8] = b"{\"output\":\"";
 /// The output of one call, shared by the tool (which pushes) and the watchdog (which may finish).
 pub struct Output {
     format: Format,
+    /// How tools write into it ([`Output::style`]): the format, except under `readbox sh`, whose
+    /// tools always write as in the text format.
+    style: Format,
     /// `max_output_bytes`: the cap on the UTF-8 bytes (json) or raw bytes (text) of `output`.
     cap: usize,
     state: Mutex<State>,
@@ -133,12 +137,29 @@ struct State {
     truncation_note: Option<String>,
     /// Secret values replaced in the output (docs/contract.md#redaction).
     redactions: Tally,
+    /// Under `readbox sh`: the name of the tool whose notes are being added, put before each.
+    note_prefix: Option<&'static str>,
 }
 
-/// Where committed output goes: stdout, through one buffer.
+/// Where a sink's bytes go.
+#[derive(Default)]
+enum Target {
+    /// Standard output (fd 1): a call's answer.
+    #[default]
+    Stdout,
+    /// The write end of a pipe to the next stage of a `readbox sh` pipeline; every byte written
+    /// is added to the counter, the read budget's allowance for what the next stage reads
+    /// ([`crate::limits::Budget::piped`]).
+    Pipe(std::os::fd::OwnedFd, Arc<AtomicU64>),
+    /// Nowhere: `>/dev/null` in `readbox sh`.
+    Null,
+}
+
+/// Where committed output goes: stdout (or a stage's pipe), through one buffer.
 #[derive(Default)]
 struct Sink {
     json: bool,
+    target: Target,
     buf: Vec<u8>,
     /// json: the envelope's head is in `buf` or written.
     opened: bool,
@@ -265,25 +286,43 @@ impl Sink {
 
     fn write(&mut self, bytes: &[u8]) {
         self.sent |= !bytes.is_empty();
-        #[cfg(test)]
-        {
-            std::thread::sleep(self.pace);
-            self.written.extend_from_slice(bytes);
-        }
-        #[cfg(not(test))]
-        if !self.closed && !write_stdout(bytes) {
-            // The answer cannot be delivered, so the work stops quietly, as coreutils' tools
-            // do on EPIPE.
-            self.closed = true;
+        match &self.target {
+            Target::Stdout => {
+                #[cfg(test)]
+                {
+                    std::thread::sleep(self.pace);
+                    self.written.extend_from_slice(bytes);
+                }
+                #[cfg(not(test))]
+                if !self.closed && !write_stdout(bytes) {
+                    // The answer cannot be delivered, so the work stops quietly, as coreutils'
+                    // tools do on EPIPE.
+                    self.closed = true;
+                }
+            }
+            Target::Pipe(fd, written) => {
+                // The next stage stopped reading (head has its lines): this one stops too.
+                if !self.closed && write_all(fd.as_fd(), bytes) {
+                    written.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                } else {
+                    self.closed = true;
+                }
+            }
+            Target::Null => {}
         }
     }
 }
 
 /// Writes all of `bytes` to standard output (fd 1, unbuffered); `false` when it cannot take
 /// them: a closed pipe (its reader left) or another failure.
-fn write_stdout(mut bytes: &[u8]) -> bool {
+fn write_stdout(bytes: &[u8]) -> bool {
+    write_all(rustix::stdio::stdout(), bytes)
+}
+
+/// Writes all of `bytes` to `stdout` (standard output, or a pipe of `readbox sh`); `false` when
+/// it cannot take them.
+fn write_all(stdout: std::os::fd::BorrowedFd<'_>, mut bytes: &[u8]) -> bool {
     use rustix::io::Errno;
-    let stdout = rustix::stdio::stdout();
     while !bytes.is_empty() {
         match rustix::io::write(stdout, bytes) {
             Ok(n) => bytes = &bytes[n..],
@@ -355,15 +394,37 @@ pub struct Summary {
 impl Output {
     /// An empty output written in `format`, capped at `cap` bytes.
     pub fn new(format: Format, cap: usize) -> Output {
+        Output::to(Target::Stdout, format, cap)
+    }
+
+    /// The output of a stage of a `readbox sh` pipeline that the next stage reads: text, uncapped
+    /// (the answer's own output caps what is shown), written to the pipe `fd`, each byte added
+    /// to `written`. A push fails with [`Stop::Truncated`] once the next stage stopped reading.
+    pub fn to_pipe(fd: std::os::fd::OwnedFd, written: Arc<AtomicU64>) -> Output {
+        Output::to(Target::Pipe(fd, written), Format::Text, usize::MAX)
+    }
+
+    /// An output that discards what it is given (`>/dev/null` in `readbox sh`).
+    pub fn discard() -> Output {
+        Output::to(Target::Null, Format::Text, usize::MAX)
+    }
+
+    fn to(target: Target, format: Format, cap: usize) -> Output {
         let ending = Arc::new(OnceLock::new());
+        let piece = match target {
+            Target::Stdout => write_piece(),
+            _ => PIECE,
+        };
         Output {
             format,
+            style: format,
             cap,
             state: Mutex::new(State {
                 sink: Sink {
                     json: format == Format::Json,
+                    target,
                     ending: ending.clone(),
-                    piece: write_piece(),
+                    piece,
                     ..Sink::default()
                 },
                 ..State::default()
@@ -373,9 +434,23 @@ impl Output {
         }
     }
 
-    /// The format this output is written in.
+    /// This output, with tools writing into it as in `style` whatever it is encoded in:
+    /// `readbox sh` answers in json with the text its tools print (docs/contract.md#readbox-sh).
+    pub fn with_style(mut self, style: Format) -> Output {
+        self.style = style;
+        self
+    }
+
+    /// The format this output is encoded in (what the cap counts: decoded UTF-8 in json, raw
+    /// bytes in text).
     pub fn format(&self) -> Format {
         self.format
+    }
+
+    /// How a tool writes its answer into this output: wc's line, ls's marks
+    /// (docs/contract.md#tools). The format itself, except under `readbox sh`.
+    pub fn style(&self) -> Format {
+        self.style
     }
 
     /// `max_output_bytes`.
@@ -669,11 +744,67 @@ impl Output {
     /// being an error. Notes are written after `truncated`, in the order they were added; the
     /// same note is kept once.
     pub fn note(&self, text: impl Into<String>) {
-        let text = text.into().replace(['\n', '\r'], " ");
+        let mut text = text.into().replace(['\n', '\r'], " ");
         let mut st = self.lock();
+        if let Some(tool) = st.note_prefix {
+            text = format!("{tool}: {text}");
+        }
+        Self::add_note(&mut st, text);
+    }
+
+    /// Adds a note of `tool` under `readbox sh`: `tool: text` (a stage's notes, handed back by
+    /// [`Output::drain`]).
+    pub fn note_of(&self, tool: &str, text: impl Into<String>) {
+        let text = format!("{tool}: {}", text.into().replace(['\n', '\r'], " "));
+        Self::add_note(&mut self.lock(), text);
+    }
+
+    fn add_note(st: &mut State, text: String) {
         if !st.notes.contains(&text) {
             st.notes.push(text);
         }
+    }
+
+    /// Under `readbox sh`: notes added from now on are prefixed with `tool` (`None`: not).
+    pub fn set_note_prefix(&self, tool: Option<&'static str>) {
+        self.lock().note_prefix = tool;
+    }
+
+    /// Writes `line` (a diagnostic such as `cat: not found: x`, with its newline) where a
+    /// terminal shows a command's standard error under `readbox sh`: into the output in json
+    /// format, so that it stands in order among the output; to stderr in text format, after the
+    /// output so far.
+    ///
+    /// # Errors
+    /// [`Stop::Truncated`] as [`Output::push`], in json format.
+    pub fn diagnostic(&self, line: &str) -> Result<(), Stop> {
+        let line = format!("{}\n", escape_controls(line.trim_end_matches('\n')));
+        match self.format {
+            Format::Json => self.push_str(&line),
+            Format::Text => {
+                let mut st = self.lock();
+                st.sink.flush();
+                write_stderr(line.as_bytes());
+                Ok(())
+            }
+        }
+    }
+
+    /// Ends the output of a stage of a `readbox sh` pipeline ([`Output::to_pipe`],
+    /// [`Output::discard`]): everything held is written, the pipe is closed (the next stage reads
+    /// its end), and the notes and the redactions are handed back for the answer to report.
+    pub fn drain(&self) -> (Vec<String>, Tally) {
+        let mut st = self.lock();
+        if !st.finished {
+            self.settle(&mut st);
+        }
+        st.finished = true;
+        st.sink.flush_all();
+        st.sink.target = Target::Null;
+        (
+            std::mem::take(&mut st.notes),
+            std::mem::take(&mut st.redactions),
+        )
     }
 
     /// Holds the output for its end, once a push in progress is done, and settles it: what
@@ -816,6 +947,12 @@ impl Output {
             self.show_pending(st);
         }
     }
+}
+
+/// Writes `line` to stderr as it is: `readbox sh`'s `sh: exit N` after a session's line in the
+/// text format.
+pub fn write_stderr_line(line: &str) {
+    write_stderr(line.as_bytes());
 }
 
 fn write_stderr(mut bytes: &[u8]) {

@@ -12,6 +12,9 @@
 //! Modules in layers: each imports only modules listed below it, so no module imports one that
 //! imports it (a test in `tests/cli/repository.rs` keeps this list and the imports in step):
 //! - [`mcp`]: `readbox mcp`, which runs each tool call as a child `readbox call`.
+//! - [`sh`]: `readbox sh`, the agent's shell: its grammar, globs, lists and pipelines, running the
+//!   tools in process.
+//! - [`invoke`]: runs one tool with its words (the disabled check, help, arguments).
 //! - [`meta`]: `help`, `version`, `list`, `policy`, `schema`, `install`.
 //! - [`dispatch`]: `argv[0]` or the first argument -> a tool or a meta command.
 //! - [`args`]: the positional parser of every tool, flag refusals with hints, `call`'s JSON form.
@@ -39,6 +42,7 @@ pub mod dispatch;
 pub mod envelope;
 pub mod error;
 pub mod glob;
+pub mod invoke;
 pub mod limits;
 pub mod mcp;
 pub mod meta;
@@ -49,25 +53,26 @@ pub mod redact;
 pub mod registry;
 pub mod resolve;
 pub mod sandbox;
+pub mod sh;
 pub mod tools;
 pub mod walk;
 
 use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use call::Ctx;
+use call::{Ctx, Stdin};
 use dispatch::{Invocation, Meta};
 use envelope::{Format, Output, Stop};
 use error::Error;
-use limits::{Budget, Deadline, LOCK_GRACE};
+use invoke::Words;
+use limits::{Budget, Deadline, LOCK_GRACE, Watch};
 use policy::Policy;
-use registry::Outcome;
 use resolve::Gate;
 use sandbox::Enforcement;
-use tools::Tool;
+use tools::{Runs, Tool};
 
 pub use error::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_SUCCESS, EXIT_UNKNOWN};
 
@@ -79,9 +84,13 @@ struct Call {
     audit: Option<audit::Log>,
     record: audit::Record,
     answered: AtomicBool,
+    /// `readbox sh` in the text format has written its error to stderr already, as a shell
+    /// does: the end does not write it again.
+    error_shown: AtomicBool,
 }
 
-static CURRENT: OnceLock<Arc<Call>> = OnceLock::new();
+/// The call in progress (in a `readbox sh` session, the command line in progress).
+static CURRENT: Mutex<Option<Arc<Call>>> = Mutex::new(None);
 
 impl Call {
     /// Writes the answer (and the audit line) unless another thread already did. Returns the
@@ -112,11 +121,30 @@ impl Call {
                 status = EXIT_ERROR;
             }
         }
+        let shown = error
+            .as_ref()
+            .filter(|_| grace.is_some() || !self.error_shown.load(Ordering::SeqCst));
         match closing {
-            Some(closing) => closing.finish(&self.label, error.as_ref()),
-            None => self.out.abandon(&self.label, error.as_ref()),
+            Some(closing) => closing.finish(&self.label, shown),
+            None => self.out.abandon(&self.label, shown),
         }
         Some(status)
+    }
+
+    fn new(out: Output, label: &str, audit: Option<audit::Log>, record: audit::Record) -> Call {
+        Call {
+            out,
+            label: label.to_string(),
+            audit,
+            record,
+            answered: AtomicBool::new(false),
+            error_shown: AtomicBool::new(false),
+        }
+    }
+
+    /// Makes this the call the watchdog's and the panic hook's answers are for.
+    fn make_current(self: &Arc<Call>) {
+        *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(self.clone());
     }
 }
 
@@ -166,7 +194,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
     // Help and the version are for a person at a terminal: plain text there, unless a format
     // was chosen; a program reading them gets the envelope.
     let help = matches!(meta, Some(Meta::Help | Meta::Version))
-        || (tool.is_some() && is_help_request(&words));
+        || (tool.is_some() && invoke::is_help_request(&words));
     let format = if help
         && policy.sources.get("format").is_none_or(|s| s == "default")
         && envelope::stdout_is_terminal()
@@ -175,10 +203,9 @@ pub fn run(argv: Vec<OsString>) -> i32 {
     } else {
         policy.format
     };
-    let out = Output::new(
-        format,
-        usize::try_from(policy.max_output_bytes).unwrap_or(usize::MAX),
-    );
+    let shell = tool.is_some_and(|t| matches!(t.run, Runs::Shell))
+        || (meta == Some(Meta::Call) && words.first().is_some_and(|w| w == registry::SHELL));
+    let out = new_output(&policy, format, shell);
     let audit = match &policy.audit_log {
         Some(path) => match audit::Log::open(path) {
             Ok(log) => Some(log),
@@ -190,21 +217,18 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Some(Meta::Call) => "call",
         _ => &label,
     };
+    // `readbox sh` alone is a session: one call per command line read from standard input.
+    let session = shell && words.is_empty();
     let record = audit::Record::new(record_tool, &words, &policy.workdir, start);
     // The first line goes to the log before any output; a call that cannot log does not run.
-    if let Some(log) = &audit
+    if !session
+        && let Some(log) = &audit
         && let Err(e) = log.begin(&record)
     {
         return answer_now(policy.format, &label, "", Some(e), EXIT_ERROR);
     }
-    let call = Arc::new(Call {
-        out,
-        label,
-        audit,
-        record,
-        answered: AtomicBool::new(false),
-    });
-    let _ = CURRENT.set(call.clone());
+    let call = Arc::new(Call::new(out, &label, audit, record));
+    call.make_current();
     let (error, status) = match policy.open_gate() {
         Err(e) => (Some(e), EXIT_ERROR),
         Ok(gate) => {
@@ -217,19 +241,21 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             if let Err(e) = policy.check_sandbox(&enforcement) {
                 (Some(e), EXIT_ERROR)
             } else {
-                let watched = call.clone();
-                Deadline::new(start, policy.timeout).watch(move |err| {
-                    if let Some(status) = watched.answer(Some(err), EXIT_ERROR, Some(LOCK_GRACE)) {
-                        std::process::exit(status);
-                    }
-                });
+                if session {
+                    return shell_session(&policy, &gate, &call);
+                }
+                let _watch = watch(&call, start, policy.timeout);
                 let env = Env {
                     policy: &policy,
                     gate: &gate,
                     out: &call.out,
                     enforcement: &enforcement,
                 };
-                env.dispatch(tool, meta, &words)
+                let (error, status) = env.dispatch(tool, meta, &words);
+                if shell && policy.format == Format::Text {
+                    call.error_shown.store(true, Ordering::SeqCst);
+                }
+                (error, status)
             }
         }
     };
@@ -243,10 +269,144 @@ pub fn run(argv: Vec<OsString>) -> i32 {
     })
 }
 
-/// The words of a tool call: positional, or `call`'s JSON object.
-enum Words<'a> {
-    Positional(&'a [OsString]),
-    Json(&'a OsString),
+/// The answer's output: capped at `max_output_bytes`; under `readbox sh`, its tools write as in
+/// the text format whatever the answer's format (docs/contract.md#readbox-sh).
+fn new_output(policy: &Policy, format: Format, shell: bool) -> Output {
+    let out = Output::new(
+        format,
+        usize::try_from(policy.max_output_bytes).unwrap_or(usize::MAX),
+    );
+    if shell { out.with_style(Format::Text) } else { out }
+}
+
+/// Starts the watchdog of `call`: at the deadline it answers for the call and ends the process.
+fn watch(call: &Arc<Call>, start: Instant, seconds: f64) -> Watch {
+    let watched = call.clone();
+    Deadline::new(start, seconds).watch(move |err| {
+        if let Some(status) = watched.answer(Some(err), EXIT_ERROR, Some(LOCK_GRACE)) {
+            std::process::exit(status);
+        }
+    })
+}
+
+/// The longest command line a `readbox sh` session reads (1 MiB): a longer one is refused,
+/// and memory stays bounded whatever standard input holds.
+const MAX_COMMAND_LINE: usize = 1 << 20;
+
+/// `readbox sh` alone: command lines read from standard input, as bash reads a script, each a
+/// call of its own (its own deadline, budgets, audit records and envelope line); `cd` carries
+/// from line to line. `first` is the call object made for the session's start: it answers only
+/// if the session cannot start. Returns the status of the last line (0 for none).
+fn shell_session(policy: &Policy, gate: &Gate, first: &Arc<Call>) -> i32 {
+    use std::io::BufRead;
+    // From now on the lines answer; the first call object never does.
+    first.answered.store(true, Ordering::SeqCst);
+    let home = gate.workdir();
+    let mut input = std::io::stdin().lock();
+    let mut status = EXIT_SUCCESS;
+    let mut pending: Vec<u8> = Vec::new();
+    loop {
+        let mut line = Vec::new();
+        let read = std::io::Read::take(&mut input, (MAX_COMMAND_LINE + 1) as u64)
+            .read_until(b'\n', &mut line);
+        let eof = matches!(read, Ok(0) | Err(_));
+        if eof && pending.is_empty() {
+            return status;
+        }
+        let command: Result<Vec<u8>, Error> = if line.len() > MAX_COMMAND_LINE {
+            // The rest of this input line is skipped.
+            let _ = input.skip_until(b'\n');
+            pending.clear();
+            Err(Error::Usage(format!(
+                "the command line is longer than {MAX_COMMAND_LINE} bytes"
+            )))
+        } else if pending.is_empty() && is_json_command(&line) {
+            args::parse_json(dispatch::tool(registry::SHELL), line.trim_ascii())
+                .map(|a| a.bytes(0).to_vec())
+        } else {
+            pending.extend_from_slice(&line);
+            if !eof && sh::is_incomplete(&pending) {
+                continue;
+            }
+            if pending.len() > MAX_COMMAND_LINE {
+                pending.clear();
+                Err(Error::Usage(format!(
+                    "the command line is longer than {MAX_COMMAND_LINE} bytes"
+                )))
+            } else {
+                let mut text = std::mem::take(&mut pending);
+                if text.ends_with(b"\n") {
+                    text.pop();
+                }
+                Ok(text)
+            }
+        };
+        let (line_status, exit) = session_line(policy, gate, &home, command);
+        status = line_status;
+        if exit || eof {
+            return status;
+        }
+    }
+}
+
+/// Whether a session's input line is one JSON object (`{"command": …}`), the form for a
+/// harness that relays a model's multi-line commands.
+fn is_json_command(line: &[u8]) -> bool {
+    let t = line.trim_ascii();
+    t.starts_with(b"{") && t.ends_with(b"}") && serde_json::from_slice::<serde_json::Value>(t).is_ok()
+}
+
+/// One command line of a session, as one call; returns its status and whether `exit` ran.
+fn session_line(
+    policy: &Policy,
+    gate: &Gate,
+    home: &std::path::Path,
+    command: Result<Vec<u8>, Error>,
+) -> (i32, bool) {
+    let start = Instant::now();
+    let out = new_output(policy, policy.format, true);
+    let audit = policy.audit_log.as_ref().and_then(|p| audit::Log::open(p).ok());
+    let shown = match &command {
+        Ok(c) => OsString::from_vec(c.clone()),
+        Err(_) => OsString::new(),
+    };
+    let record = audit::Record::new("sh", &[shown], &gate.workdir(), start);
+    if let Some(log) = &audit
+        && let Err(e) = log.begin(&record)
+    {
+        answer_now(policy.format, "sh", "", Some(e), EXIT_ERROR);
+        return (EXIT_ERROR, false);
+    }
+    let call = Arc::new(Call::new(out, "sh", audit, record));
+    call.make_current();
+    let watch = watch(&call, start, policy.timeout);
+    let (error, status, exit) = match command {
+        Ok(line) => {
+            let budget = Budget::new(policy.max_read_bytes, policy.max_entries);
+            let ctx = Ctx {
+                policy,
+                gate,
+                out: &call.out,
+                budget: &budget,
+                stdin: &Stdin::Empty,
+            };
+            let ended = sh::run_line(&ctx, &line, home);
+            (ended.error, ended.status, ended.exit)
+        }
+        Err(e) => {
+            let _ = call.out.diagnostic(&format!("sh: {e}\n"));
+            (Some(e), EXIT_ERROR, false)
+        }
+    };
+    if policy.format == Format::Text {
+        call.error_shown.store(true, Ordering::SeqCst);
+    }
+    let status = call.answer(error, status, None).unwrap_or(status);
+    watch.done();
+    if policy.format == Format::Text && status != EXIT_SUCCESS {
+        envelope::write_stderr_line(&format!("sh: exit {status}\n"));
+    }
+    (status, exit)
 }
 
 /// What a tool or meta command runs with, once the policy is loaded and the gate is open.
@@ -269,7 +429,7 @@ impl Env<'_> {
             (Some(tool), _) => self.run_tool(tool, Words::Positional(words)),
             (None, Some(Meta::Call)) => match words {
                 [name, json] => match name.to_str().and_then(tools::by_name) {
-                    Some(tool) => self.run_tool(tool, Words::Json(json)),
+                    Some(tool) => self.run_tool(tool, Words::Json(json.as_bytes())),
                     None => (
                         Some(Error::Usage(format!(
                             "call: unknown tool '{}'; tools: {}",
@@ -292,59 +452,38 @@ impl Env<'_> {
         }
     }
 
-    /// Runs `tool`: the disabled check, the arguments, then the tool itself.
+    /// Runs `tool` with one budget; `sh` runs its command line.
     fn run_tool(&self, tool: &'static Tool, words: Words<'_>) -> (Option<Error>, i32) {
-        if !self.policy.tools.contains(&tool.name) {
-            return (
-                Some(Error::Disabled(format!("{} is not enabled", tool.name))),
-                EXIT_ERROR,
-            );
-        }
-        // `TOOL --help` alone asks for the tool's help, as every coreutils tool answers it.
-        if let Words::Positional(w) = words
-            && is_help_request(w)
-        {
-            return match self.out.push_str(&meta::tool_help(tool)) {
-                Ok(()) | Err(Stop::Truncated) => (None, EXIT_SUCCESS),
-                Err(Stop::Error(e)) => (Some(e), EXIT_ERROR),
-            };
-        }
-        let parsed = match words {
-            Words::Positional(w) => {
-                let world = args::World {
-                    exists: &|p| self.gate.resolve(p).is_ok(),
-                    piped: &|| self.gate.stdin_has_input(),
-                };
-                args::parse(tool, w, &world)
-            }
-            Words::Json(j) => args::parse_json(tool, j.as_bytes()),
-        };
-        let args = match parsed {
-            Ok(a) => a,
-            Err(e) => return (Some(e), EXIT_ERROR),
-        };
         let budget = Budget::new(self.policy.max_read_bytes, self.policy.max_entries);
         let ctx = Ctx {
             policy: self.policy,
             gate: self.gate,
             out: self.out,
             budget: &budget,
+            stdin: &Stdin::Process,
         };
-        let status = |o: Outcome| match o {
-            Outcome::Success => EXIT_SUCCESS,
-            Outcome::Negative => EXIT_NEGATIVE,
-        };
-        match (tool.run)(&ctx, &args) {
-            Ok(o) => (None, status(o)),
-            Err(Stop::Truncated) => (None, status(tool.on_truncate)),
-            Err(Stop::Error(e)) => (Some(e), EXIT_ERROR),
+        if !matches!(tool.run, Runs::Shell) {
+            return invoke::run_tool(&ctx, tool, words);
+        }
+        if !self.policy.tools.contains(&tool.name) {
+            return (
+                Some(Error::Disabled(format!("{} is not enabled", tool.name))),
+                EXIT_ERROR,
+            );
+        }
+        if let Words::Positional(w) = words
+            && invoke::is_help_request(w)
+        {
+            return invoke::run_tool(&ctx, tool, words);
+        }
+        match sh::command_of(&ctx, tool, words) {
+            Ok(line) => {
+                let ended = sh::run_line(&ctx, &line, &self.gate.workdir());
+                (ended.error, ended.status)
+            }
+            Err(e) => (Some(e), EXIT_ERROR),
         }
     }
-}
-
-/// Whether a tool's words are a request for its help: `--help` or `-h` alone.
-fn is_help_request(words: &[OsString]) -> bool {
-    matches!(words, [w] if w == "--help" || w == "-h")
 }
 
 /// Answers a call that ends before the policy and the watchdog exist.
@@ -363,7 +502,8 @@ fn install_panic_hook() {
         if cfg!(debug_assertions) {
             eprintln!("readbox: internal error: {info}");
         }
-        std::process::exit(answer_panic(CURRENT.get().map(|c| &**c)));
+        let current = CURRENT.try_lock().ok().and_then(|c| c.clone());
+        std::process::exit(answer_panic(current.as_deref()));
     }));
 }
 
@@ -388,13 +528,12 @@ mod tests {
 
     fn call() -> Arc<Call> {
         let start = Instant::now();
-        Arc::new(Call {
-            out: Output::new(Format::Json, 1 << 20),
-            label: "cat".into(),
-            audit: None,
-            record: audit::Record::new("cat", &[], std::path::Path::new("/"), start),
-            answered: AtomicBool::new(false),
-        })
+        Arc::new(Call::new(
+            Output::new(Format::Json, 1 << 20),
+            "cat",
+            None,
+            audit::Record::new("cat", &[], std::path::Path::new("/"), start),
+        ))
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! timeout: it answers for the call at the deadline even when the main thread is blocked in a read,
 //! and ends the process soon after even when the answer cannot be written.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::{EXIT_ERROR, Error};
@@ -27,9 +28,15 @@ pub struct Budget {
     /// `max_read_bytes`: bytes of file content one call may consume, summed over all files.
     read_max: u64,
     read_used: AtomicU64,
+    /// Bytes that one `readbox sh` stage passed to the next through a pipe: reading them again
+    /// is not charged (docs/contract.md#readbox-sh), so they raise what may be consumed.
+    piped: Arc<AtomicU64>,
     /// `max_entries`: directory entries one call may examine.
     entries_max: u64,
     entries_used: AtomicU64,
+    /// The last stage of a `readbox sh` pipeline ended: the stages before it stop at their next
+    /// charge, as a program stops on SIGPIPE.
+    cancelled: AtomicBool,
 }
 
 impl Budget {
@@ -38,15 +45,31 @@ impl Budget {
         Budget {
             read_max,
             read_used: AtomicU64::new(0),
+            piped: Arc::new(AtomicU64::new(0)),
             entries_max,
             entries_used: AtomicU64::new(0),
+            cancelled: AtomicBool::new(false),
         }
     }
 
     /// Bytes that may still be consumed.
     pub fn read_left(&self) -> u64 {
-        self.read_max
+        self.read_limit()
             .saturating_sub(self.read_used.load(Ordering::Relaxed))
+    }
+
+    /// `max_read_bytes` and the bytes passed between `readbox sh` stages so far.
+    fn read_limit(&self) -> u64 {
+        self.read_max
+            .saturating_add(self.piped.load(Ordering::Relaxed))
+    }
+
+    /// The counter of bytes passed between `readbox sh` stages: a stage's pipe adds what it
+    /// writes, so the next stage, which charges what it reads, is not charged for them. Bytes
+    /// written but never read (the reader stopped early) stay allowed: at most what the pipe
+    /// held when its reader stopped.
+    pub fn piped(&self) -> Arc<AtomicU64> {
+        self.piped.clone()
     }
 
     /// Charges `n` bytes of content. A charge that exactly exhausts the budget is fine.
@@ -54,14 +77,40 @@ impl Budget {
     /// # Errors
     /// `limit:` when the charge would pass `max_read_bytes`; nothing is charged then.
     pub fn charge_read(&self, n: u64) -> Result<(), Error> {
+        self.check_cancelled()?;
         // One atomic step: grep's workers charge the same budget, and a load followed by a store
         // would let two of them both spend the last bytes.
         self.read_used
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
-                used.checked_add(n).filter(|&total| total <= self.read_max)
+                used.checked_add(n).filter(|&total| total <= self.read_limit())
             })
             .map(drop)
             .map_err(|_| self.read_exhausted())
+    }
+
+    /// Makes every later charge fail, until [`Budget::resume`]: the last stage of a `readbox sh`
+    /// pipeline ended, so the stages before it stop, whatever they are doing between writes.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+
+    /// Ends [`Budget::cancel`]: the pipeline's stages are done, and the next one may charge.
+    pub fn resume(&self) {
+        self.cancelled.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether charges fail because a pipeline's last stage ended ([`Budget::cancel`]).
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+    }
+
+    fn check_cancelled(&self) -> Result<(), Error> {
+        if self.is_cancelled() {
+            return Err(Error::Limit(
+                "the next stage of the pipeline stopped reading".into(),
+            ));
+        }
+        Ok(())
     }
 
     /// The error of a read that would pass the budget.
@@ -77,6 +126,7 @@ impl Budget {
     /// # Errors
     /// `limit:` for the entry after the `max_entries`th.
     pub fn charge_entry(&self) -> Result<(), Error> {
+        self.check_cancelled()?;
         let used = self.entries_used.fetch_add(1, Ordering::Relaxed) + 1;
         if used > self.entries_max {
             return Err(Error::Limit(format!(
@@ -118,23 +168,45 @@ impl Deadline {
     /// answer and ends the process). Whoever writes the answer, a write can block on a standard
     /// output or error that nobody reads, and then nothing returns: so a process still there
     /// 0.4 s (`EXIT_GRACE`) after the deadline ends with [`EXIT_ERROR`]. The thread is detached; a call
-    /// that ends first simply exits.
-    pub fn watch(self, on_timeout: impl FnOnce(Error) + Send + 'static) {
+    /// that ends first simply exits, and a `readbox sh` session calls [`Watch::done`] after each
+    /// command line, so that the next line has a deadline of its own.
+    pub fn watch(self, on_timeout: impl FnOnce(Error) + Send + 'static) -> Watch {
+        let done = Arc::new(AtomicBool::new(false));
+        let (watched, backstopped) = (done.clone(), done.clone());
         let spawned = std::thread::Builder::new()
             .name("readbox-watchdog".into())
             .spawn(move || {
                 sleep_until(self.at);
+                if watched.load(Ordering::SeqCst) {
+                    return;
+                }
                 let backstop = std::thread::Builder::new()
                     .name("readbox-backstop".into())
                     .spawn(move || {
                         sleep_until(self.at.checked_add(EXIT_GRACE).unwrap_or(self.at));
-                        std::process::exit(EXIT_ERROR);
+                        if !backstopped.load(Ordering::SeqCst) {
+                            std::process::exit(EXIT_ERROR);
+                        }
                     });
                 drop(backstop);
                 on_timeout(self.error());
             });
         // Without a watchdog thread the call still has every other limit; say nothing.
         drop(spawned);
+        Watch { done }
+    }
+}
+
+/// A running watchdog ([`Deadline::watch`]).
+#[derive(Debug)]
+pub struct Watch {
+    done: Arc<AtomicBool>,
+}
+
+impl Watch {
+    /// The call it watches has answered: at the deadline, the watchdog does nothing.
+    pub fn done(&self) {
+        self.done.store(true, Ordering::SeqCst);
     }
 }
 

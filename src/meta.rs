@@ -245,7 +245,8 @@ pub fn run(
     }
 }
 
-/// Makes a symlink named after each enabled tool in `dir`, pointing at this binary's real path.
+/// Makes a symlink named after each enabled tool in `dir`, pointing at this binary's real path;
+/// not for `sh`, which would take over every script that runs `sh` (docs/contract.md#readbox-sh).
 /// An existing link to the binary is accepted; any other existing name is left alone and reported.
 fn install(dir: &Path, policy: &Policy, out: &Output) -> Result<(), Stop> {
     let exe = std::env::current_exe()
@@ -253,7 +254,7 @@ fn install(dir: &Path, policy: &Policy, out: &Output) -> Result<(), Stop> {
         .map_err(|e| Error::io("readbox", &e))?;
     let mut refused: Vec<String> = Vec::new();
     let mut made = String::new();
-    for t in &policy.tools {
+    for t in policy.tools.iter().filter(|t| **t != crate::registry::SHELL) {
         let link: PathBuf = dir.join(t);
         match std::fs::symlink_metadata(&link) {
             Ok(_) => {

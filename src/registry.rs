@@ -3,10 +3,16 @@
 //! outcome. The policy, the argument parser and the walker take these without importing the
 //! tools; the table of the ten tools, with the function each runs, is in [`crate::tools`].
 
-/// The names of the ten tools, in the registry's order.
+/// The names of the ten tools and of `sh`, the shell that runs them (docs/contract.md#readbox-sh),
+/// in the registry's order.
 pub const NAMES: &[&str] = &[
-    "cat", "pwd", "ls", "find", "grep", "head", "tail", "wc", "stat", "diff",
+    "cat", "pwd", "ls", "find", "grep", "head", "tail", "wc", "stat", "diff", "sh",
 ];
+
+/// The name of the shell among [`NAMES`]: a tool like the others for the policy, `list`,
+/// `schema` and MCP, but not one that `install` links (a link named `sh` would take over every
+/// script that runs `sh`).
+pub const SHELL: &str = "sh";
 
 /// How a finished tool answers when it did not fail: exit 0 or exit 1 (docs/contract.md#envelope).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

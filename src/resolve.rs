@@ -201,7 +201,8 @@ impl Node {
 pub struct Gate {
     roots: Vec<Root>,
     excludes: Excludes,
-    workdir: PathBuf,
+    /// Changed only by `readbox sh`'s `cd`, between commands.
+    workdir: std::sync::RwLock<PathBuf>,
     options: Options,
     /// Directories that a walk read entries or files through, not yet found again at their place
     /// since (see [`Gate::settle`]).
@@ -297,7 +298,7 @@ impl Gate {
         Ok(Gate {
             roots: opened,
             excludes,
-            workdir,
+            workdir: std::sync::RwLock::new(workdir),
             options,
             pending: Mutex::new(bracket::Waiting::default()),
         })
@@ -375,8 +376,17 @@ impl Gate {
     }
 
     /// The working directory (canonical, beneath a root).
-    pub fn workdir(&self) -> &Path {
-        &self.workdir
+    pub fn workdir(&self) -> PathBuf {
+        self.workdir
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Makes `node`, a directory this gate resolved, the working directory: `readbox sh`'s `cd`
+    /// (docs/contract.md#readbox-sh). Relative paths resolve from it from now on.
+    pub fn set_workdir(&self, node: &Node) {
+        *self.workdir.write().unwrap_or_else(|e| e.into_inner()) = self.path_of(node);
     }
 
     /// Resolves the caller's `arg` to the object it names, following symlinks (the last one
@@ -399,7 +409,7 @@ impl Gate {
         let absolute = if written.is_absolute() {
             written.to_path_buf()
         } else {
-            self.workdir.join(written)
+            self.workdir().join(written)
         };
         if let Some(folded) = fold(&absolute)
             && let Some((root, rel)) = self.root_of(&folded)
@@ -417,7 +427,7 @@ impl Gate {
         }
         push_argument(&mut queue, arg);
         if !written.is_absolute() {
-            push_components(&mut queue, &self.workdir, 0);
+            push_components(&mut queue, &self.workdir(), 0);
         }
         let node = self.walk(queue, arg, &shown_arg)?;
         self.confirm(&node, &shown_arg)?;

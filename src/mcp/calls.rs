@@ -281,7 +281,10 @@ fn envelope_to_result(tool: &Tool, stdout: &[u8], status: ExitStatus) -> Value {
         )));
     };
     let mut text = output.to_string();
-    if let Some(e) = error {
+    // `sh`'s output holds its error line already, where a terminal shows it (a timeout's is
+    // the watchdog's, and is not there).
+    let shell = matches!(tool.run, crate::tools::Runs::Shell);
+    if let Some(e) = error.filter(|e| !(shell && text.contains(e))) {
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
@@ -313,6 +316,24 @@ mod tests {
 
     fn status(code: i32) -> ExitStatus {
         ExitStatus::from_raw(code << 8)
+    }
+
+    #[test]
+    fn the_error_line_of_sh_is_shown_once() {
+        let tool = tools::by_name("sh").unwrap();
+        let env = br#"{"output":"a
+cat: not found: x
+","error":"not found: x","truncated":false}"#;
+        let r = envelope_to_result(tool, env, status(2));
+        assert_eq!(r["content"][0]["text"], json!("a\ncat: not found: x\n"));
+        assert_eq!(r["isError"], json!(true));
+        let env = br#"{"output":"a
+","error":"timeout: the call took longer than 1 s","truncated":false}"#;
+        let r = envelope_to_result(tool, env, status(2));
+        assert_eq!(
+            r["content"][0]["text"],
+            json!("a\ntimeout: the call took longer than 1 s")
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! (docs/contract.md#tools). With the whole-line cut, `cat PATH K` continues a truncated cat
 //! exactly, and the truncation note gives that call.
 
-use super::Tool;
+use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
@@ -59,7 +59,7 @@ pub const TOOL: Tool = Tool {
     ],
     on_truncate: Outcome::Success,
     stdin: true,
-    run,
+    run: Runs::Tool(run),
 };
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {

@@ -11,7 +11,7 @@
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
-use super::Tool;
+use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
@@ -85,7 +85,7 @@ pub const TOOL: Tool = Tool {
     ],
     on_truncate: Outcome::Negative,
     stdin: true,
-    run,
+    run: Runs::Tool(run),
 };
 
 /// An opened side of the comparison: a file, read at offsets, or standard input read whole (a

@@ -3,7 +3,7 @@
 //! Directories end with `/`; symlinks are listed, not followed, when FILE_TYPE is `all`. Paths
 //! are quoted as docs/contract.md#names says.
 
-use super::Tool;
+use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
@@ -73,7 +73,7 @@ pub const TOOL: Tool = Tool {
     ],
     on_truncate: Outcome::Success,
     stdin: false,
-    run,
+    run: Runs::Tool(run),
 };
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {

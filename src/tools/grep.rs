@@ -28,7 +28,7 @@ use std::sync::{Mutex, mpsc};
 use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
 
-use super::Tool;
+use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
@@ -167,7 +167,7 @@ pub const TOOL: Tool = Tool {
     ],
     on_truncate: Outcome::Success,
     stdin: true,
-    run,
+    run: Runs::Tool(run),
 };
 
 /// How lines are matched.

@@ -2,7 +2,7 @@
 //! (docs/contract.md#tools). Reading stops after the last line shown; only the lines looked at
 //! count against the read budget. cat shares the printing.
 
-use super::Tool;
+use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
@@ -59,7 +59,7 @@ pub const TOOL: Tool = Tool {
     flags: FLAGS,
     on_truncate: Outcome::Success,
     stdin: true,
-    run,
+    run: Runs::Tool(run),
 };
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {

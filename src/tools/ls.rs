@@ -5,7 +5,7 @@
 
 use std::os::unix::ffi::OsStrExt;
 
-use super::Tool;
+use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::{Format, Stop};
 use crate::error::shown;
@@ -56,7 +56,7 @@ pub const TOOL: Tool = Tool {
     ],
     on_truncate: Outcome::Success,
     stdin: false,
-    run,
+    run: Runs::Tool(run),
 };
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
@@ -71,7 +71,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     }
     // In text format names stand alone, as `ls -1` writes them into a pipe, so that
     // `for f in $(ls)` sees names that exist.
-    let marks = ctx.out.format() == Format::Json;
+    let marks = ctx.out.style() == Format::Json;
     let mut line = Vec::new();
     for child in crate::walk::list(ctx, &node, &path)? {
         let name = child.name.as_bytes();

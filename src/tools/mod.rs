@@ -16,6 +16,7 @@ pub mod grep;
 pub mod head;
 pub mod ls;
 pub mod pwd;
+pub mod sh;
 pub mod stat;
 pub mod tail;
 pub mod wc;
@@ -33,6 +34,7 @@ pub static TOOLS: &[Tool] = &[
     wc::TOOL,
     stat::TOOL,
     diff::TOOL,
+    sh::TOOL,
 ];
 
 /// The tool named `name`, if it is one of the ten.
@@ -42,6 +44,15 @@ pub fn by_name(name: &str) -> Option<&'static Tool> {
 
 /// A tool's run function: pushes output, answers an [`Outcome`] or stops.
 pub type Run = fn(&Ctx<'_>, &Args) -> Result<Outcome, Stop>;
+
+/// What a registry entry runs.
+#[derive(Clone, Copy)]
+pub enum Runs {
+    /// One of the ten tools: its run function.
+    Tool(Run),
+    /// `sh`, which runs the other tools: `crate::sh`, above the tools and their parser, runs it.
+    Shell,
+}
 
 /// One tool of the registry.
 pub struct Tool {
@@ -62,12 +73,16 @@ pub struct Tool {
     /// Whether a PATH of `-` reads standard input (docs/contract.md#standard-input).
     pub stdin: bool,
     /// Runs the tool.
-    pub run: Run,
+    pub run: Runs,
 }
 
 impl Tool {
-    /// The positional signature, e.g. `head PATH [LINES=10]`.
+    /// The positional signature, e.g. `head PATH [LINES=10]`; `sh -c COMMAND` for the shell,
+    /// whose one flag is the one every program starts a shell with.
     pub fn signature(&self) -> String {
+        if matches!(self.run, Runs::Shell) {
+            return format!("{} -c COMMAND", self.name);
+        }
         let mut s = self.name.to_string();
         for p in self.params {
             s.push(' ');

@@ -3,7 +3,7 @@
 
 use std::os::unix::ffi::OsStrExt;
 
-use super::Tool;
+use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::Error;
@@ -22,7 +22,7 @@ pub const TOOL: Tool = Tool {
     }],
     on_truncate: Outcome::Success,
     stdin: false,
-    run,
+    run: Runs::Tool(run),
 };
 
 fn run(ctx: &Ctx<'_>, _args: &Args) -> Result<Outcome, Stop> {

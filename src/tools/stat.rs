@@ -5,7 +5,7 @@
 
 use rustix::fs::Stat;
 
-use super::Tool;
+use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::{Stop, json_string};
 use crate::names::quoted;
@@ -38,7 +38,7 @@ pub const TOOL: Tool = Tool {
     ],
     on_truncate: Outcome::Success,
     stdin: false,
-    run,
+    run: Runs::Tool(run),
 };
 
 /// `ls -l` style permissions of `mode`, with `s S t T` for set-id and sticky bits

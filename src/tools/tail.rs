@@ -7,7 +7,7 @@
 //! to measure each line as it would be shown, then shows the lines that fit. The read budget is
 //! charged for the lines shown; the line that would cross it is not shown.
 
-use super::{Tool, head};
+use super::{Runs, Tool, head};
 use crate::call::Ctx;
 use crate::envelope::{LONG_LINE, Measure, Stop};
 use crate::error::{Error, shown};
@@ -35,7 +35,7 @@ pub const TOOL: Tool = Tool {
     flags: head::FLAGS,
     on_truncate: Outcome::Success,
     stdin: true,
-    run,
+    run: Runs::Tool(run),
 };
 
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {

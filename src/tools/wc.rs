@@ -5,7 +5,7 @@
 
 use std::io::Read;
 
-use super::Tool;
+use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::{Format, Stop};
 use crate::error::{Error, shown};
@@ -38,7 +38,7 @@ pub const TOOL: Tool = Tool {
     ],
     on_truncate: Outcome::Success,
     stdin: true,
-    run,
+    run: Runs::Tool(run),
 };
 
 /// Counts of one file.
@@ -194,7 +194,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         }
     }
     let c = counter.counts();
-    match ctx.out.format() {
+    match ctx.out.style() {
         Format::Json => ctx.out.push_str(&format!(
             "{{\"lines\": {}, \"words\": {}, \"bytes\": {}}}\n",
             c.lines, c.words, c.bytes
