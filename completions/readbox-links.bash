@@ -68,6 +68,7 @@ _readbox_offer() {
         wc) kinds=(path) ;; # wc PATH
         stat) kinds=(path) ;; # stat PATH
         diff) kinds=(path path int) ;; # diff PATH_A PATH_B [CONTEXT_LINES=3]
+        sh) kinds=(text) ;; # sh -c COMMAND
         help) kinds=(tool) ;; # help [TOOL]
         version) kinds=() ;; # version
         list) kinds=() ;; # list
@@ -81,7 +82,7 @@ _readbox_offer() {
         path) _readbox_names -f default ;;
         bool) _readbox_words 'true false' ;;
         file_type) _readbox_words 'all file directory' ;;
-        tool) _readbox_words 'cat pwd ls find grep head tail wc stat diff' ;;
+        tool) _readbox_words 'cat pwd ls find grep head tail wc stat diff sh' ;;
         dir) _readbox_names -d dirnames ;;
         *) COMPREPLY=() ;; # int, text, or past the last argument
     esac
@@ -110,7 +111,7 @@ _readbox() {
         if [[ $cur == -* ]]; then
             _readbox_words '-h --help -V --version'
         else
-            _readbox_words 'cat pwd ls find grep head tail wc stat diff help version list policy schema call install mcp'
+            _readbox_words 'cat pwd ls find grep head tail wc stat diff sh help version list policy schema call install mcp'
         fi
     else
         _readbox_args "${words[1]}" 2

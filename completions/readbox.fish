@@ -42,7 +42,8 @@ function __fish_readbox_tools
         tail 'print the last lines of a file' \
         wc 'count lines, words and bytes of a file' \
         stat 'describe a file: type, size, permissions, modification time' \
-        diff 'compare two files line by line, as a unified diff'
+        diff 'compare two files line by line, as a unified diff' \
+        sh 'run a command line of the read-only tools, with pipes, && || ; and globs'
 end
 
 # Only what is offered below: no file names where a PATTERN, a glob or a number goes.
@@ -59,6 +60,7 @@ complete -c readbox -n __fish_readbox_at -a tail -d 'print the last lines of a f
 complete -c readbox -n __fish_readbox_at -a wc -d 'count lines, words and bytes of a file'
 complete -c readbox -n __fish_readbox_at -a stat -d 'describe a file: type, size, permissions, modification time'
 complete -c readbox -n __fish_readbox_at -a diff -d 'compare two files line by line, as a unified diff'
+complete -c readbox -n __fish_readbox_at -a sh -d 'run a command line of the read-only tools, with pipes, && || ; and globs'
 complete -c readbox -n __fish_readbox_at -a help -d 'print the usage, or the help of one tool'
 complete -c readbox -n __fish_readbox_at -a version -d 'print the version'
 complete -c readbox -n __fish_readbox_at -a list -d 'print the enabled tools, one per line'
@@ -103,6 +105,8 @@ complete -c readbox -n '__fish_readbox_at stat 1' -F
 # diff PATH_A PATH_B [CONTEXT_LINES=3]
 complete -c readbox -n '__fish_readbox_at diff 1' -F
 complete -c readbox -n '__fish_readbox_at diff 2' -F
+
+# sh -c COMMAND
 
 # help [TOOL]
 complete -c readbox -n '__fish_readbox_at help 1' -a '(__fish_readbox_tools)'

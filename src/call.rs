@@ -108,7 +108,10 @@ impl Ctx<'_> {
                 // A pipe whose writer is gone reads as empty at once.
                 let (read, _write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
                     .map_err(|e| {
-                        crate::error::Error::io("-", &std::io::Error::from_raw_os_error(e.raw_os_error()))
+                        crate::error::Error::io(
+                            "-",
+                            &std::io::Error::from_raw_os_error(e.raw_os_error()),
+                        )
                     })?;
                 return Ok(Input {
                     file: std::fs::File::from(read),
@@ -135,27 +138,27 @@ impl Ctx<'_> {
             }
         }
         Ok(match self.gate.stdin(tool)? {
-                Process::Stream(file) => Input {
-                    file,
-                    size: None,
-                    offset: 0,
-                    stdin: true,
-                },
+            Process::Stream(file) => Input {
+                file,
+                size: None,
+                offset: 0,
+                stdin: true,
+            },
             Process::File {
-                    node,
-                    mut file,
+                node,
+                mut file,
+                offset,
+            } => {
+                use std::io::{Seek, SeekFrom};
+                file.seek(SeekFrom::Start(offset))
+                    .map_err(|e| crate::error::Error::io("-", &e))?;
+                Input {
+                    file,
+                    size: Some(u64::try_from(node.stat().st_size).unwrap_or(0)),
                     offset,
-                } => {
-                    use std::io::{Seek, SeekFrom};
-                    file.seek(SeekFrom::Start(offset))
-                        .map_err(|e| crate::error::Error::io("-", &e))?;
-                    Input {
-                        file,
-                        size: Some(u64::try_from(node.stat().st_size).unwrap_or(0)),
-                        offset,
-                        stdin: true,
-                    }
+                    stdin: true,
                 }
+            }
         })
     }
 }

@@ -276,7 +276,11 @@ fn new_output(policy: &Policy, format: Format, shell: bool) -> Output {
         format,
         usize::try_from(policy.max_output_bytes).unwrap_or(usize::MAX),
     );
-    if shell { out.with_style(Format::Text) } else { out }
+    if shell {
+        out.with_style(Format::Text)
+    } else {
+        out
+    }
 }
 
 /// Starts the watchdog of `call`: at the deadline it answers for the call and ends the process.
@@ -353,7 +357,9 @@ fn shell_session(policy: &Policy, gate: &Gate, first: &Arc<Call>) -> i32 {
 /// harness that relays a model's multi-line commands.
 fn is_json_command(line: &[u8]) -> bool {
     let t = line.trim_ascii();
-    t.starts_with(b"{") && t.ends_with(b"}") && serde_json::from_slice::<serde_json::Value>(t).is_ok()
+    t.starts_with(b"{")
+        && t.ends_with(b"}")
+        && serde_json::from_slice::<serde_json::Value>(t).is_ok()
 }
 
 /// One command line of a session, as one call; returns its status and whether `exit` ran.
@@ -365,7 +371,10 @@ fn session_line(
 ) -> (i32, bool) {
     let start = Instant::now();
     let out = new_output(policy, policy.format, true);
-    let audit = policy.audit_log.as_ref().and_then(|p| audit::Log::open(p).ok());
+    let audit = policy
+        .audit_log
+        .as_ref()
+        .and_then(|p| audit::Log::open(p).ok());
     let shown = match &command {
         Ok(c) => OsString::from_vec(c.clone()),
         Err(_) => OsString::new(),

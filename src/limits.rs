@@ -82,7 +82,8 @@ impl Budget {
         // would let two of them both spend the last bytes.
         self.read_used
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
-                used.checked_add(n).filter(|&total| total <= self.read_limit())
+                used.checked_add(n)
+                    .filter(|&total| total <= self.read_limit())
             })
             .map(drop)
             .map_err(|_| self.read_exhausted())

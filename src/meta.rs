@@ -254,7 +254,11 @@ fn install(dir: &Path, policy: &Policy, out: &Output) -> Result<(), Stop> {
         .map_err(|e| Error::io("readbox", &e))?;
     let mut refused: Vec<String> = Vec::new();
     let mut made = String::new();
-    for t in policy.tools.iter().filter(|t| **t != crate::registry::SHELL) {
+    for t in policy
+        .tools
+        .iter()
+        .filter(|t| **t != crate::registry::SHELL)
+    {
         let link: PathBuf = dir.join(t);
         match std::fs::symlink_metadata(&link) {
             Ok(_) => {

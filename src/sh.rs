@@ -194,7 +194,11 @@ impl Shell<'_> {
         let mut plans = Vec::new();
         let mut refusals = Vec::new();
         for (index, (cmd, piped)) in commands(line).into_iter().enumerate() {
-            let piped = piped || cmd.redirects.iter().any(|r| matches!(r, Redirect::Input(_)));
+            let piped = piped
+                || cmd
+                    .redirects
+                    .iter()
+                    .any(|r| matches!(r, Redirect::Input(_)));
             let (mut words, globbed) = self.expand(cmd)?;
             let name = words.remove(0);
             let what = classify(name.as_bytes());
@@ -262,9 +266,14 @@ impl Shell<'_> {
         }
         if piped && tool.stdin {
             let required = tool.params.iter().filter(|p| p.default.is_none()).count();
-            let path_at = tool.params.iter().position(|p| p.kind == crate::registry::Kind::Path);
+            let path_at = tool
+                .params
+                .iter()
+                .position(|p| p.kind == crate::registry::Kind::Path);
             let flagless = !words.iter().any(|w| w.as_bytes().starts_with(b"-"));
-            if flagless && path_at == Some(required.saturating_sub(1)) && words.len() + 1 == required
+            if flagless
+                && path_at == Some(required.saturating_sub(1))
+                && words.len() + 1 == required
             {
                 words.push(OsString::from("-"));
             } else if flagless && path_at == Some(required) && words.len() == required {
@@ -531,13 +540,7 @@ impl Shell<'_> {
         names.join(" ")
     }
 
-    fn builtin(
-        &self,
-        name: &str,
-        words: &[OsString],
-        out: &Output,
-        err: &dyn Fn(&str),
-    ) -> Ended {
+    fn builtin(&self, name: &str, words: &[OsString], out: &Output, err: &dyn Fn(&str)) -> Ended {
         match name {
             "true" => Ended::new(EXIT_SUCCESS, None),
             "false" => Ended::new(EXIT_NEGATIVE, None),

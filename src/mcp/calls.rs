@@ -321,14 +321,12 @@ mod tests {
     #[test]
     fn the_error_line_of_sh_is_shown_once() {
         let tool = tools::by_name("sh").unwrap();
-        let env = br#"{"output":"a
-cat: not found: x
-","error":"not found: x","truncated":false}"#;
+        let env =
+            br#"{"output":"a\ncat: not found: x\n","error":"not found: x","truncated":false}"#;
         let r = envelope_to_result(tool, env, status(2));
         assert_eq!(r["content"][0]["text"], json!("a\ncat: not found: x\n"));
         assert_eq!(r["isError"], json!(true));
-        let env = br#"{"output":"a
-","error":"timeout: the call took longer than 1 s","truncated":false}"#;
+        let env = br#"{"output":"a\n","error":"timeout: the call took longer than 1 s","truncated":false}"#;
         let r = envelope_to_result(tool, env, status(2));
         assert_eq!(
             r["content"][0]["text"],

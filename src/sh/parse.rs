@@ -153,7 +153,10 @@ struct Lexer<'a> {
 
 /// Bytes that end an unquoted word (bash's metacharacters).
 fn is_meta(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'|' | b'&' | b';' | b'(' | b')' | b'<' | b'>')
+    matches!(
+        b,
+        b' ' | b'\t' | b'\n' | b'|' | b'&' | b';' | b'(' | b')' | b'<' | b'>'
+    )
 }
 
 /// Characters that a glob treats specially, escaped in a pattern when they were quoted.
@@ -193,21 +196,21 @@ impl<'a> Lexer<'a> {
                     self.at += 1;
                     out.push(Token::Newline);
                 }
-                b'|' => {
-                    match self.peek(1) {
-                        Some(b'|') => {
-                            self.at += 2;
-                            out.push(Token::Or);
-                        }
-                        Some(b'&') => {
-                            return refuse("readbox sh does not pipe standard error with |&; use 2>&1 |");
-                        }
-                        _ => {
-                            self.at += 1;
-                            out.push(Token::Pipe);
-                        }
+                b'|' => match self.peek(1) {
+                    Some(b'|') => {
+                        self.at += 2;
+                        out.push(Token::Or);
                     }
-                }
+                    Some(b'&') => {
+                        return refuse(
+                            "readbox sh does not pipe standard error with |&; use 2>&1 |",
+                        );
+                    }
+                    _ => {
+                        self.at += 1;
+                        out.push(Token::Pipe);
+                    }
+                },
                 b'&' => match self.peek(1) {
                     Some(b'&') => {
                         self.at += 2;
@@ -355,19 +358,17 @@ impl<'a> Lexer<'a> {
                     self.at += 1;
                     self.double_quoted(&mut text, &mut pattern)?;
                 }
-                b'$' => {
-                    match self.peek(1) {
-                        Some(b'\'') => {
-                            self.at += 2;
-                            self.ansi_c(&mut text, &mut pattern)?;
-                        }
-                        _ => {
-                            self.dollar(b'$')?;
-                            self.at += 1;
-                            push_literal(&mut text, &mut pattern, b'$');
-                        }
+                b'$' => match self.peek(1) {
+                    Some(b'\'') => {
+                        self.at += 2;
+                        self.ansi_c(&mut text, &mut pattern)?;
                     }
-                }
+                    _ => {
+                        self.dollar(b'$')?;
+                        self.at += 1;
+                        push_literal(&mut text, &mut pattern, b'$');
+                    }
+                },
                 b'`' => {
                     return refuse("readbox sh does not run command substitutions: `…`");
                 }
@@ -458,7 +459,7 @@ impl<'a> Lexer<'a> {
         let literal = match next {
             None => true,
             Some(c) if close == b'"' && c == b'"' => true,
-            Some(c) if close != b'"' && (is_meta(c) || c == b' ') => true,
+            Some(c) if close != b'"' && is_meta(c) && c != b'(' => true,
             Some(b'/' | b'.' | b',' | b':' | b'%' | b'+' | b'=' | b']' | b'^') => true,
             _ => false,
         };
@@ -837,10 +838,7 @@ fn is_assignment(src: &[u8]) -> bool {
     if name == 0 || src[0].is_ascii_digit() {
         return false;
     }
-    match &src[name..] {
-        [b'=', ..] | [b'+', b'=', ..] | [b'[', ..] => true,
-        _ => false,
-    }
+    matches!(&src[name..], [b'=', ..] | [b'+', b'=', ..] | [b'[', ..])
 }
 
 fn describe(t: &Token) -> &'static str {
@@ -964,7 +962,9 @@ mod tests {
 
     #[test]
     fn unfinished_lines_are_incomplete() {
-        for src in ["cat 'a", "cat \"a", "cat a |", "cat a &&", "cat a \\", "cat $'a"] {
+        for src in [
+            "cat 'a", "cat \"a", "cat a |", "cat a &&", "cat a \\", "cat $'a",
+        ] {
             assert!(
                 matches!(parse(src.as_bytes()), Err(ParseError::Incomplete(_))),
                 "{src:?}"

@@ -726,7 +726,7 @@ fn script(root: &Path, home: &Path, links: &Path) -> Vec<(String, Want)> {
         ),
         (
             s("readbox list"),
-            out("cat\npwd\nls\nfind\ngrep\nhead\ntail\nwc\nstat\ndiff\n"),
+            out("cat\npwd\nls\nfind\ngrep\nhead\ntail\nwc\nstat\ndiff\nsh\n"),
         ),
         (s("echo done"), Want::Raw(0, s("done\n"))),
     ]

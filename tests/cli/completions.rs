@@ -20,7 +20,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Command as Process, Stdio};
 
-use readbox::registry::{Kind, NAMES, Param};
+use readbox::registry::{Kind, NAMES, Param, SHELL};
+
+/// The names that `readbox install` links, and so that the links' completions register: every
+/// name but the shell's (a completion for `sh` would change how the system's own shell completes).
+fn linked() -> Vec<&'static str> {
+    NAMES.iter().copied().filter(|n| *n != SHELL).collect()
+}
 use readbox::tools::TOOLS;
 
 use super::docs::{FLAGS, META, MetaArg, generated_in_tempdir, meta_signature};
@@ -341,7 +347,7 @@ fn bash_script(links: bool) -> String {
     let (head, register) = if links {
         (
             BASH_LINKS_HEAD,
-            format!("complete -F _readbox_link {}\n", NAMES.join(" ")),
+            format!("complete -F _readbox_link {}\n", linked().join(" ")),
         )
     } else {
         (BASH_MAIN_HEAD, "complete -F _readbox readbox\n".to_string())
@@ -451,13 +457,13 @@ fn fish_script(links: bool) -> String {
     } else {
         FISH_MAIN_HEAD
     });
-    out.push_str(&FISH_FUNCTIONS.replace("@TOOLS@", &NAMES.join(" ")));
+    out.push_str(&FISH_FUNCTIONS.replace("@TOOLS@", &linked().join(" ")));
     if links {
         out.push_str(
             "\n# For each name, -f keeps file names out where a PATTERN or a number goes, and -F\n\
              # lets them in where a PATH goes.\n",
         );
-        for e in all.iter().filter(|e| NAMES.contains(&e.name)) {
+        for e in all.iter().filter(|e| linked().contains(&e.name)) {
             let mut lines = fish_argument_lines(e.name, e);
             lines.insert(1, format!("complete -c {} -f", e.name));
             out.push('\n');
@@ -520,7 +526,7 @@ compdef _readbox_link @TOOLS@
 "#;
 
 fn zsh_links_script() -> String {
-    ZSH_LINKS.replace("@TOOLS@", &NAMES.join(" "))
+    ZSH_LINKS.replace("@TOOLS@", &linked().join(" "))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -757,7 +763,7 @@ fn expected(offer: Offer, files: &[&str], dirs: &[&str]) -> Vec<String> {
 fn every_position(prefix: &str, links: bool) -> Vec<(String, &'static str, usize, Offer)> {
     let mut cases = Vec::new();
     for e in entries() {
-        if links && !NAMES.contains(&e.name) {
+        if links && !linked().contains(&e.name) {
             continue;
         }
         for i in 0..=e.slots.len() {
@@ -861,7 +867,7 @@ fn bash_completes_the_link_names_only_when_opted_in() {
     // bash lists one registration per name, in an order of its own.
     let mut registered: Vec<&str> = registrations.lines().collect();
     registered.sort();
-    let mut want: Vec<String> = NAMES
+    let mut want: Vec<String> = linked()
         .iter()
         .map(|n| format!("complete -F _readbox_link {n}"))
         .collect();

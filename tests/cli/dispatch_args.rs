@@ -17,9 +17,14 @@ const TOOLS: [&str; 10] = [
     "cat", "pwd", "ls", "find", "grep", "head", "tail", "wc", "stat", "diff",
 ];
 
+/// The registry's names: the ten tools and the shell that runs them.
+const ALL: [&str; 11] = [
+    "cat", "pwd", "ls", "find", "grep", "head", "tail", "wc", "stat", "diff", "sh",
+];
+
 /// The exact unknown-tool error of §9, for `name`.
 fn unknown_tool(name: &str) -> String {
-    format!("usage: unknown tool '{name}'; tools: cat pwd ls find grep head tail wc stat diff")
+    format!("usage: unknown tool '{name}'; tools: cat pwd ls find grep head tail wc stat diff sh")
 }
 
 fn binary() -> PathBuf {
@@ -297,7 +302,7 @@ fn meta_commands_exist_only_in_multicall_form() {
     // In multicall form the meta command wins over a file of the same name.
     let a = env.readbox(&["list"]);
     assert_eq!(a.status, 0);
-    assert_eq!(sorted(a.lines()), sorted(TOOLS.to_vec()));
+    assert_eq!(sorted(a.lines()), sorted(ALL.to_vec()));
 }
 
 fn sorted(mut v: Vec<&str>) -> Vec<&str> {
@@ -400,7 +405,7 @@ fn list_prints_enabled_tools_one_per_line() {
     let all = env.readbox(&["list"]);
     assert_eq!((all.status, &all.error), (0, &None));
     assert!(all.output.ends_with('\n'));
-    assert_eq!(sorted(all.lines()), sorted(TOOLS.to_vec()));
+    assert_eq!(sorted(all.lines()), sorted(ALL.to_vec()));
     env.var("READBOX_TOOLS", "grep,cat");
     let some = env.readbox(&["list"]);
     assert_eq!(some.status, 0);
@@ -568,7 +573,7 @@ fn schema_defines_every_enabled_tool_with_its_parameters() {
         .map(|d| d["name"].as_str().expect("name is a string"))
         .collect();
     names.sort_unstable();
-    assert_eq!(names, sorted(TOOLS.to_vec()));
+    assert_eq!(names, sorted(ALL.to_vec()));
     for d in defs {
         let name = d["name"].as_str().unwrap();
         let desc = d["description"].as_str().unwrap_or_default();
@@ -728,6 +733,8 @@ fn install_through_a_link_points_at_the_real_binary() {
     for t in TOOLS {
         assert_eq!(std::fs::read_link(dir.join(t)).unwrap(), real, "{t}");
     }
+    // A link named sh would take over every script that runs sh.
+    assert!(!dir.join("sh").exists(), "install linked sh");
 }
 
 #[test]

@@ -385,6 +385,26 @@ fn example_call(t: &Tool) -> String {
 /// joined into filled paragraphs; an empty line starts a new one.
 fn tool_description(t: &Tool) -> String {
     let name = t.name;
+    if matches!(t.run, readbox::tools::Runs::Shell) {
+        return format!(
+            "The {name} tool of readbox(1): {summary}. It is reached as readbox {name}, as the\n\
+             tool {name} of readbox call, readbox schema and readbox mcp, or through a link named\n\
+             {name} made by hand (readbox install DIR does not make one: it would take over every\n\
+             script that runs sh).\n\
+             \n\
+             readbox sh -c COMMAND runs one command line; readbox sh alone reads command lines from\n\
+             standard input, one answer each. It parses them as bash does and runs only readbox's\n\
+             enabled tools and the builtins cd, pwd, echo, true, false and exit, in its own process:\n\
+             quotes, $'...', globs (expanded beneath the roots), pipes, && || ; and ! work;\n\
+             expansions, substitutions, assignments, subshells, compound commands and redirections\n\
+             other than < FILE, >/dev/null, 2>/dev/null, &>/dev/null and 2>&1 refuse the whole line\n\
+             before anything runs. A stage after | reads the pipe where its PATH is - or left out.\n\
+             \n\
+             The answer is one JSON line per command line; see readbox(1) for the envelope, the\n\
+             roots, the limits and the exit status.\n",
+            summary = t.summary,
+        );
+    }
     let mut s = format!(
         "The {name} tool of readbox(1): {summary}. It is reached as readbox {name}, or through a\n\
          link (symbolic link, hard link or copy) whose file name is {name}, such as the links\n\
@@ -912,14 +932,15 @@ fn tool_pages_show_the_registry() {
             "{}: multicall synopsis in {text}",
             t.name
         );
-        assert!(
-            text.contains(&format!(
+        let link = if matches!(t.run, readbox::tools::Runs::Shell) {
+            format!("a link named {} made by hand", t.name)
+        } else {
+            format!(
                 "link (symbolic link, hard link or copy) whose file name is {}",
                 t.name
-            )),
-            "{}: the link form in {text}",
-            t.name
-        );
+            )
+        };
+        assert!(text.contains(&link), "{}: the link form in {text}", t.name);
         for p in t.params {
             assert!(
                 text.contains(&flattened(p.help)),

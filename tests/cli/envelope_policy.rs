@@ -845,7 +845,7 @@ fn policy_reports_the_built_in_defaults() {
         (
             "allowed_tools",
             serde_json::json!([
-                "cat", "pwd", "ls", "find", "grep", "head", "tail", "wc", "stat", "diff"
+                "cat", "pwd", "ls", "find", "grep", "head", "tail", "wc", "stat", "diff", "sh"
             ]),
         ),
         (

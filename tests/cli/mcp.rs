@@ -759,7 +759,7 @@ fn the_stateless_form_needs_no_handshake() {
     );
     let list = m.rpc("tools/list", json!({"_meta": stateless_meta(false)}));
     assert_eq!(list["resultType"], "complete");
-    assert_eq!(list["tools"].as_array().unwrap().len(), 10);
+    assert_eq!(list["tools"].as_array().unwrap().len(), 11);
     let r = m.rpc(
         "tools/call",
         json!({"name": "cat", "arguments": {"path": "a.txt"}, "_meta": stateless_meta(false)}),
