@@ -557,6 +557,7 @@ fn params_of(tool: &str) -> Vec<(&'static str, &'static str, bool)> {
             ("path_b", "string", true),
             ("context_lines", "integer", false),
         ],
+        "sh" => vec![("command", "string", true)],
         _ => unreachable!(),
     }
 }

@@ -18,6 +18,7 @@ mod readers_confinement;
 mod redaction;
 mod repository;
 mod security;
+mod sh;
 mod sh_grammar;
 mod smoke;
 mod trust;
