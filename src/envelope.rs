@@ -301,10 +301,13 @@ impl Sink {
                 }
             }
             Target::Pipe(fd, written) => {
-                // The next stage stopped reading (head has its lines): this one stops too.
-                if !self.closed && write_all(fd.as_fd(), bytes) {
-                    written.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                } else {
+                // Allowed before they are written: the next stage may read and charge them
+                // before this write returns. The next stage stopped reading (head has its
+                // lines): this one stops too.
+                if !self.closed {
+                    written.fetch_add(bytes.len() as u64, Ordering::SeqCst);
+                }
+                if self.closed || !write_all(fd.as_fd(), bytes) {
                     self.closed = true;
                 }
             }

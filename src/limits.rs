@@ -61,7 +61,7 @@ impl Budget {
     /// `max_read_bytes` and the bytes passed between `readbox sh` stages so far.
     fn read_limit(&self) -> u64 {
         self.read_max
-            .saturating_add(self.piped.load(Ordering::Relaxed))
+            .saturating_add(self.piped.load(Ordering::SeqCst))
     }
 
     /// The counter of bytes passed between `readbox sh` stages: a stage's pipe adds what it
