@@ -33,18 +33,8 @@ pub struct World<'a> {
 /// positional call where the flag has one), for several paths where the tool takes one (with the
 /// per-path calls), for too many or too few words, and for a bad value.
 pub fn parse(tool: &Tool, words: &[OsString], world: &World<'_>) -> Result<Args> {
-    let mut positional: Vec<&[u8]> = Vec::new();
-    let mut literal = false;
-    for w in words {
-        let b = w.as_bytes();
-        if !literal && b == b"--" {
-            literal = true;
-        } else if !literal && b.len() > 1 && b[0] == b'-' {
-            return Err(Error::Usage(refusal(tool, words, b, world)));
-        } else {
-            positional.push(b);
-        }
-    }
+    let positional =
+        positional(words).map_err(|flag| Error::Usage(refusal(tool, words, flag, world)))?;
     if let Some(calls) = per_path_calls(tool, &positional, world.exists) {
         return Err(Error::Usage(format!(
             "several paths given, but {} takes one PATH; one call per path: {calls}",
@@ -59,6 +49,15 @@ pub fn parse(tool: &Tool, words: &[OsString], world: &World<'_>) -> Result<Args>
 /// when the words are accepted or the refusal offers no call. `readbox sh` rewrites a whole
 /// command line from these (docs/contract.md#readbox-sh).
 pub fn equivalent_call(tool: &Tool, words: &[OsString], world: &World<'_>) -> Option<String> {
+    match positional(words) {
+        Ok(positional) => per_path_calls(tool, &positional, world.exists),
+        Err(_) => equivalent(tool, words, world).ok(),
+    }
+}
+
+/// The positional words, `--` taken out; the first flag-like word (one that starts with `-`,
+/// other than `-` alone, before `--`) as the error.
+fn positional(words: &[OsString]) -> std::result::Result<Vec<&[u8]>, &[u8]> {
     let mut positional: Vec<&[u8]> = Vec::new();
     let mut literal = false;
     for w in words {
@@ -66,12 +65,12 @@ pub fn equivalent_call(tool: &Tool, words: &[OsString], world: &World<'_>) -> Op
         if !literal && b == b"--" {
             literal = true;
         } else if !literal && b.len() > 1 && b[0] == b'-' {
-            return equivalent(tool, words, world).ok();
+            return Err(b);
         } else {
             positional.push(b);
         }
     }
-    per_path_calls(tool, &positional, world.exists)
+    Ok(positional)
 }
 
 /// The most per-path calls a hint lists.

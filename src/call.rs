@@ -77,6 +77,14 @@ impl Ctx<'_> {
         if arg == b"-" {
             return self.open_stdin(tool);
         }
+        self.open_file(arg)
+    }
+
+    /// Opens the file named `arg` for reading through the gate (`-` is a file named `-`).
+    ///
+    /// # Errors
+    /// What [`Gate::resolve`] and [`Gate::open_read`] answer.
+    pub fn open_file(&self, arg: &[u8]) -> Result<Input, crate::error::Error> {
         let shown = crate::error::shown(arg);
         let node = self.gate.resolve(arg)?;
         let file = self.gate.open_read(&node, &shown)?;

@@ -43,20 +43,8 @@ pub fn arguments(ctx: &Ctx<'_>, tool: &Tool, words: Words<'_>) -> Result<Args, E
 /// Runs `tool` (one of the ten: `sh` runs through `crate::sh`) and returns the error and the
 /// exit status; its output went into `ctx.out`.
 pub fn run_tool(ctx: &Ctx<'_>, tool: &'static Tool, words: Words<'_>) -> (Option<Error>, i32) {
-    if !ctx.policy.tools.contains(&tool.name) {
-        return (
-            Some(Error::Disabled(format!("{} is not enabled", tool.name))),
-            EXIT_ERROR,
-        );
-    }
-    // `TOOL --help` alone asks for the tool's help, as every coreutils tool answers it.
-    if let Words::Positional(w) = words
-        && is_help_request(w)
-    {
-        return match ctx.out.push_str(&meta::tool_help(tool)) {
-            Ok(()) | Err(Stop::Truncated) => (None, EXIT_SUCCESS),
-            Err(Stop::Error(e)) => (Some(e), EXIT_ERROR),
-        };
+    if let Some(answered) = answer_before_arguments(ctx, tool, words) {
+        return answered;
     }
     let Runs::Tool(run) = tool.run else {
         return (
@@ -80,6 +68,31 @@ pub fn run_tool(ctx: &Ctx<'_>, tool: &'static Tool, words: Words<'_>) -> (Option
         Err(Stop::Truncated) => (None, status(tool.on_truncate)),
         Err(Stop::Error(e)) => (Some(e), EXIT_ERROR),
     }
+}
+
+/// What comes before a tool's arguments are read (any tool, `sh` too): `disabled:` for a tool
+/// that is not enabled, and the help for `TOOL --help`. `None` when the tool goes on.
+pub fn answer_before_arguments(
+    ctx: &Ctx<'_>,
+    tool: &Tool,
+    words: Words<'_>,
+) -> Option<(Option<Error>, i32)> {
+    if !ctx.policy.tools.contains(&tool.name) {
+        return Some((
+            Some(Error::Disabled(format!("{} is not enabled", tool.name))),
+            EXIT_ERROR,
+        ));
+    }
+    // `TOOL --help` alone asks for the tool's help, as every coreutils tool answers it.
+    if let Words::Positional(w) = words
+        && is_help_request(w)
+    {
+        return Some(match ctx.out.push_str(&meta::tool_help(tool)) {
+            Ok(()) | Err(Stop::Truncated) => (None, EXIT_SUCCESS),
+            Err(Stop::Error(e)) => (Some(e), EXIT_ERROR),
+        });
+    }
+    None
 }
 
 /// Whether a tool's words are a request for its help: `--help` or `-h` alone.

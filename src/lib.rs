@@ -474,16 +474,8 @@ impl Env<'_> {
         if !matches!(tool.run, Runs::Shell) {
             return invoke::run_tool(&ctx, tool, words);
         }
-        if !self.policy.tools.contains(&tool.name) {
-            return (
-                Some(Error::Disabled(format!("{} is not enabled", tool.name))),
-                EXIT_ERROR,
-            );
-        }
-        if let Words::Positional(w) = words
-            && invoke::is_help_request(w)
-        {
-            return invoke::run_tool(&ctx, tool, words);
+        if let Some(answered) = invoke::answer_before_arguments(&ctx, tool, words) {
+            return answered;
         }
         match sh::command_of(&ctx, tool, words) {
             Ok(line) => {

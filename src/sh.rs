@@ -25,7 +25,8 @@ use crate::call::{Ctx, Stdin};
 use crate::envelope::{Output, Stop};
 use crate::error::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_SUCCESS, EXIT_UNKNOWN, Error};
 use crate::invoke::{self, Words};
-use crate::resolve::Kind;
+use crate::registry::Kind;
+use crate::resolve::Kind as NodeKind;
 use crate::tools::{self, Tool};
 
 pub mod glob;
@@ -219,7 +220,7 @@ impl Shell<'_> {
                     if b == "cd" {
                         // Later commands are planned where this cd leads, if it can.
                         if let Ok(node) = self.cd_target(&plan.words)
-                            && node.kind() == Kind::Directory
+                            && node.kind() == NodeKind::Directory
                         {
                             self.ctx.gate.set_workdir(&node);
                         }
@@ -265,19 +266,19 @@ impl Shell<'_> {
             return None;
         }
         if piped && tool.stdin {
-            let required = tool.params.iter().filter(|p| p.default.is_none()).count();
-            let path_at = tool
+            // The one PATH of a tool that reads one file, left out: the pipe. (`cat`, `head 5`
+            // is not `head - 5`; grep's PATH comes after its PATTERN.)
+            let mut paths = tool
                 .params
                 .iter()
-                .position(|p| p.kind == crate::registry::Kind::Path);
+                .enumerate()
+                .filter(|(_, p)| p.kind == Kind::Path);
+            let one_path = match (paths.next(), paths.next()) {
+                (Some((at, _)), None) => Some(at),
+                _ => None,
+            };
             let flagless = !words.iter().any(|w| w.as_bytes().starts_with(b"-"));
-            if flagless
-                && path_at == Some(required.saturating_sub(1))
-                && words.len() + 1 == required
-            {
-                words.push(OsString::from("-"));
-            } else if flagless && path_at == Some(required) && words.len() == required {
-                // grep PATTERN: PATH is the one after the required PATTERN.
+            if flagless && one_path == Some(words.len()) {
                 words.push(OsString::from("-"));
             }
         }
@@ -425,11 +426,12 @@ impl Shell<'_> {
         let mut stdin = piped.unwrap_or(Stdin::Empty);
         for r in &cmd.redirects {
             if let Redirect::Input(w) = r {
-                let shown = crate::error::shown(&w.text);
-                let node = self.ctx.gate.resolve(&w.text)?;
-                let file = self.ctx.gate.open_read(&node, &shown)?;
-                let size = u64::try_from(node.stat().st_size).unwrap_or(0);
-                stdin = Stdin::File { file, size };
+                // `< -` names a file called `-`, as in bash: never standard input.
+                let input = self.ctx.open_file(&w.text)?;
+                stdin = Stdin::File {
+                    file: input.file,
+                    size: input.size.unwrap_or(0),
+                };
             }
         }
         Ok(stdin)
@@ -567,7 +569,7 @@ impl Shell<'_> {
                 }
             }
             "cd" => match self.cd_target(words) {
-                Ok(node) if node.kind() == Kind::Directory => {
+                Ok(node) if node.kind() == NodeKind::Directory => {
                     self.ctx.gate.set_workdir(&node);
                     Ended::new(EXIT_SUCCESS, None)
                 }
