@@ -62,8 +62,8 @@ async def each_tool(root):
     async with handshake(root) as s:
         listed = (await s.list_tools()).tools
         check(sorted(t.name for t in listed) ==
-              sorted(["cat", "pwd", "ls", "find", "grep", "head", "tail", "wc", "stat", "diff"]),
-              "tools/list names the ten tools", [t.name for t in listed])
+              sorted(["cat", "pwd", "ls", "find", "grep", "head", "tail", "wc", "stat", "diff", "sh"]),
+              "tools/list names the ten tools and sh", [t.name for t in listed])
         check(all(t.annotations.read_only_hint is True and t.annotations.open_world_hint is False
                   for t in listed), "every tool is read-only and closed-world")
         calls = [
@@ -76,6 +76,8 @@ async def each_tool(root):
             ("tail", {"path": "a.txt", "lines": 1}, "needle\n"),
             ("diff", {"path_a": "a.txt", "path_b": "b.txt", "context_lines": 0},
              "--- a.txt\n+++ b.txt\n@@ -2 +2 @@\n-needle\n+haystack\n"),
+            ("sh", {"command": "cat a.txt | grep needle - && head a.txt 1"},
+             "(standard input):2:needle\ntop\n"),
         ]
         for tool, args, want in calls:
             r = await s.call_tool(tool, args)
@@ -131,7 +133,7 @@ async def stateless(root):
         check(c.session.protocol_version == "2026-07-28",
               "Client(mode='auto') settles on the stateless form", c.session.protocol_version)
         listed = (await c.list_tools()).tools
-        check(len(listed) == 10, "tools/list (stateless)", len(listed))
+        check(len(listed) == 11, "tools/list (stateless)", len(listed))
         r = await c.call_tool("cat", {"path": "x.txt"})
         check(not r.is_error and text(r) == "x\n", "a call narrowed by roots given on request", r)
         r = await c.call_tool("cat", {"path": str(root / "a.txt")})
