@@ -27,11 +27,11 @@ use crate::support::{OUTSIDE_CANARY, TestEnv};
 const STEP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The canary in the fake `~/.ssh/id_rsa`, outside the root.
-const HOME_CANARY: &str = "CANARY-HOME-5d1e";
+pub(crate) const HOME_CANARY: &str = "CANARY-HOME-5d1e";
 
 /// Texts that must never appear in any answer: the outside secret, every excluded secret that
 /// `TestEnv::secret` plants, and the home key.
-const CANARY_MARKS: [&str; 3] = [OUTSIDE_CANARY, "CANARY-SECRET", HOME_CANARY];
+pub(crate) const CANARY_MARKS: [&str; 3] = [OUTSIDE_CANARY, "CANARY-SECRET", HOME_CANARY];
 
 // ---------------------------------------------------------------------------------------------
 // The shell.
@@ -350,22 +350,25 @@ fn sh_quote(s: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 // The fixture.
 
-const README: &str = "# demo\n\nA small demo crate that adds numbers.\n\n## Usage\n\n    cargo run\n\n## TODO\n\n- read input from argv\n";
-const MAIN_RS: &str = "use demo::add;\n\nfn main() {\n    // TODO: read the numbers from argv\n    println!(\"{}\", add(2, 3));\n}\n";
-const LIB_RS: &str = "/// Adds two numbers.\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
-const UTIL_RS: &str = "// todo: overflow checks\npub fn twice(x: i32) -> i32 {\n    x * 2\n}\n";
-const TEST_RS: &str =
+pub(crate) const README: &str = "# demo\n\nA small demo crate that adds numbers.\n\n## Usage\n\n    cargo run\n\n## TODO\n\n- read input from argv\n";
+pub(crate) const MAIN_RS: &str = "use demo::add;\n\nfn main() {\n    // TODO: read the numbers from argv\n    println!(\"{}\", add(2, 3));\n}\n";
+pub(crate) const LIB_RS: &str =
+    "/// Adds two numbers.\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
+pub(crate) const UTIL_RS: &str =
+    "// todo: overflow checks\npub fn twice(x: i32) -> i32 {\n    x * 2\n}\n";
+pub(crate) const TEST_RS: &str =
     "use demo::add;\n\n#[test]\nfn two_and_three() {\n    assert_eq!(add(2, 3), 5);\n}\n";
-const CARGO_TOML: &str = "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
-const DEV_TOML: &str =
+pub(crate) const CARGO_TOML: &str =
+    "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
+pub(crate) const DEV_TOML: &str =
     "[server]\nhost = \"localhost\"\nport = 8080\nworkers = 2\nlog = \"debug\"\ntimeout = 30\n";
-const PROD_TOML: &str =
+pub(crate) const PROD_TOML: &str =
     "[server]\nhost = \"0.0.0.0\"\nport = 80\nworkers = 2\nlog = \"debug\"\ntimeout = 30\n";
-const NOTES: &str = "meeting notes\n- ship v0.2\n- todo: write docs\n";
+pub(crate) const NOTES: &str = "meeting notes\n- ship v0.2\n- todo: write docs\n";
 
 /// A small project: sources, tests, config, an ignored `target/`, a `.git/`, a `.env` with a
 /// canary and a symlink that leads outside. Sibling `home/` holds a fake `~/.ssh/id_rsa`.
-fn project(env: &TestEnv) -> PathBuf {
+pub(crate) fn project(env: &TestEnv) -> PathBuf {
     env.write("README.md", README);
     env.write("Cargo.toml", CARGO_TOML);
     env.write(".gitignore", "target/\n");
@@ -421,12 +424,12 @@ fn links(env: &TestEnv) -> PathBuf {
 }
 
 /// The first `n` lines of `s`, each with its newline.
-fn first_lines(s: &str, n: usize) -> String {
+pub(crate) fn first_lines(s: &str, n: usize) -> String {
     s.split_inclusive('\n').take(n).collect()
 }
 
 /// The last `n` lines of `s`, each with its newline.
-fn last_lines(s: &str, n: usize) -> String {
+pub(crate) fn last_lines(s: &str, n: usize) -> String {
     let all: Vec<&str> = s.split_inclusive('\n').collect();
     all[all.len().saturating_sub(n)..].concat()
 }
@@ -732,7 +735,7 @@ fn script(root: &Path, home: &Path, links: &Path) -> Vec<(String, Want)> {
     ]
 }
 
-fn has(o: &str, needle: &str) -> Result<(), String> {
+pub(crate) fn has(o: &str, needle: &str) -> Result<(), String> {
     if o.contains(needle) {
         Ok(())
     } else {
@@ -741,7 +744,7 @@ fn has(o: &str, needle: &str) -> Result<(), String> {
 }
 
 /// stat's line for README.md: keys in order, the real size and mode, an RFC 3339 UTC time.
-fn stat_is(o: &str, size: usize, mode: u32) -> Result<(), String> {
+pub(crate) fn stat_is(o: &str, size: usize, mode: u32) -> Result<(), String> {
     let v: serde_json::Map<String, Value> =
         serde_json::from_str(o).map_err(|e| format!("stat output is not JSON ({e}): {o:?}"))?;
     let keys: Vec<&str> = v.keys().map(String::as_str).collect();
@@ -921,7 +924,7 @@ fn an_agent_session_replays_through_one_shell() {
 
 /// What GNU `wc NAME` prints for a regular file holding `s`: the counts right-aligned to the
 /// width of the byte count.
-fn gnu_wc(s: &str, name: &str) -> String {
+pub(crate) fn gnu_wc(s: &str, name: &str) -> String {
     let (l, w, b) = (
         s.matches('\n').count(),
         s.split_whitespace().count(),

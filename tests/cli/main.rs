@@ -20,6 +20,7 @@ mod repository;
 mod security;
 mod sh;
 mod sh_grammar;
+mod sh_replay;
 mod smoke;
 mod trust;
 mod walkers;
