@@ -9,6 +9,7 @@
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -39,9 +40,14 @@ impl Record {
     /// whose words are a tool name and a JSON object, the tool is that name and the arguments
     /// that object.
     pub fn new(tool: &str, words: &[OsString], workdir: &Path, start: Instant) -> Record {
+        // A word that is not UTF-8 is written in `$'…'` quoting, so the record tells apart the
+        // names it was given (docs/contract.md#names).
         let text: Vec<String> = words
             .iter()
-            .map(|w| w.to_string_lossy().into_owned())
+            .map(|w| match w.to_str() {
+                Some(t) => t.to_string(),
+                None => String::from_utf8_lossy(&crate::names::quoted(w.as_bytes())).into_owned(),
+            })
             .collect();
         let (tool, arguments) = match (tool, text.as_slice()) {
             ("call", [name, object]) => (
@@ -104,6 +110,19 @@ impl Log {
         if !file.metadata().is_ok_and(|m| m.is_file()) {
             return Err(Error::Io("audit log: not a regular file".into()));
         }
+        Ok(Log { file })
+    }
+
+    /// Another handle on the same open log, for a call that starts once Landlock is in force,
+    /// which refuses opening the file again (each command line of a `readbox sh` session).
+    ///
+    /// # Errors
+    /// `io: audit log: …` when the descriptor cannot be duplicated (too many open files).
+    pub fn try_clone(&self) -> Result<Log, Error> {
+        let file = self
+            .file
+            .try_clone()
+            .map_err(|e| Error::Io(format!("audit log: {}", crate::error::describe_io(&e))))?;
         Ok(Log { file })
     }
 

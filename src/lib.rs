@@ -345,7 +345,7 @@ fn shell_session(policy: &Policy, gate: &Gate, first: &Arc<Call>) -> i32 {
                 Ok(text)
             }
         };
-        let (line_status, exit) = session_line(policy, gate, &home, command);
+        let (line_status, exit) = session_line(policy, gate, first.audit.as_ref(), &home, command);
         status = line_status;
         if exit || eof {
             return status;
@@ -363,18 +363,25 @@ fn is_json_command(line: &[u8]) -> bool {
 }
 
 /// One command line of a session, as one call; returns its status and whether `exit` ran.
+///
+/// `log` is the audit log the session opened before Landlock: each line writes through its own
+/// handle on it, and a line that cannot log does not run.
 fn session_line(
     policy: &Policy,
     gate: &Gate,
+    log: Option<&audit::Log>,
     home: &std::path::Path,
     command: Result<Vec<u8>, Error>,
 ) -> (i32, bool) {
     let start = Instant::now();
     let out = new_output(policy, policy.format, true);
-    let audit = policy
-        .audit_log
-        .as_ref()
-        .and_then(|p| audit::Log::open(p).ok());
+    let audit = match log.map(audit::Log::try_clone).transpose() {
+        Ok(audit) => audit,
+        Err(e) => {
+            answer_now(policy.format, "sh", "", Some(e), EXIT_ERROR);
+            return (EXIT_ERROR, false);
+        }
+    };
     let shown = match &command {
         Ok(c) => OsString::from_vec(c.clone()),
         Err(_) => OsString::new(),

@@ -133,3 +133,80 @@ fn a_session_answers_each_line_and_keeps_the_directory() {
         "the session's answers"
     );
 }
+
+/// The audit records of a log, each a JSON object.
+fn records(log: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn every_line_of_a_session_is_in_the_audit_log_with_landlock_on() {
+    // Each line once opened the log again, which Landlock refuses: the lines ran unlogged.
+    let mut env = fixture();
+    let log = env.base().join("audit.jsonl");
+    let cfg = env.config(
+        "audit.toml",
+        &format!("audit_log = {:?}\n", log.display().to_string()),
+    );
+    env.var("READBOX_CONFIG", cfg.to_str().unwrap());
+    let out = assert_cmd::Command::from_std(env.readbox_command())
+        .arg("sh")
+        .write_stdin(&b"cat a.txt\necho hi\n{\"command\": \"ls sub\"}\n"[..])
+        .output()
+        .expect("readbox sh runs");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().count(),
+        3,
+        "{out:?}"
+    );
+    let recs = records(&log);
+    let seen: Vec<(&str, &str, &str)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["event"].as_str().unwrap(),
+                r["tool"].as_str().unwrap(),
+                r["arguments"][0].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("start", "sh", "cat a.txt"),
+            ("end", "sh", ""),
+            ("start", "sh", "echo hi"),
+            ("end", "sh", ""),
+            ("start", "sh", "ls sub"),
+            ("end", "sh", ""),
+        ]
+    );
+}
+
+#[test]
+fn the_audit_log_tells_apart_names_that_are_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let mut env = fixture();
+    let log = env.base().join("audit.jsonl");
+    let cfg = env.config(
+        "audit.toml",
+        &format!("audit_log = {:?}\n", log.display().to_string()),
+    );
+    env.var("READBOX_CONFIG", cfg.to_str().unwrap());
+    for name in [&b"\xfe.txt"[..], b"\xff.txt"] {
+        env.readbox(&[
+            std::ffi::OsStr::from_bytes(b"cat"),
+            std::ffi::OsStr::from_bytes(name),
+        ]);
+    }
+    let args: Vec<String> = records(&log)
+        .iter()
+        .filter(|r| r["event"] == "start")
+        .map(|r| r["arguments"][0].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(args, [r"$'\xfe.txt'", r"$'\xff.txt'"]);
+}
