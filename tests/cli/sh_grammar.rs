@@ -183,6 +183,8 @@ fn bash_runs(lines: &[String], ids: &[std::ops::Range<u32>]) -> Vec<Ran> {
     let status = Command::new("bash")
         .args(["--norc", "--noprofile"])
         .arg(&script)
+        // Where a line could leave a file, it is left in the temporary folder.
+        .current_dir(dir.path())
         .env("LC_ALL", "C.UTF-8")
         .status()
         .expect("bash runs");
