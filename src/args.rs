@@ -57,7 +57,7 @@ pub fn equivalent_call(tool: &Tool, words: &[OsString], world: &World<'_>) -> Op
 
 /// The positional words, `--` taken out; the first flag-like word (one that starts with `-`,
 /// other than `-` alone, before `--`) as the error.
-fn positional(words: &[OsString]) -> std::result::Result<Vec<&[u8]>, &[u8]> {
+pub(crate) fn positional(words: &[OsString]) -> std::result::Result<Vec<&[u8]>, &[u8]> {
     let mut positional: Vec<&[u8]> = Vec::new();
     let mut literal = false;
     for w in words {

@@ -383,6 +383,13 @@ impl Gate {
             .clone()
     }
 
+    /// Puts back a working directory that [`Gate::workdir`] returned: `readbox sh` plans a line
+    /// through its `cd`s, then runs it from where the line started, which may lie beneath no
+    /// root.
+    pub fn restore_workdir(&self, saved: PathBuf) {
+        *self.workdir.write().unwrap_or_else(|e| e.into_inner()) = saved;
+    }
+
     /// Makes `node`, a directory this gate resolved, the working directory: `readbox sh`'s `cd`
     /// (docs/contract.md#readbox-sh). Relative paths resolve from it from now on.
     pub fn set_workdir(&self, node: &Node) {

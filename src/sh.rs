@@ -156,21 +156,22 @@ struct Shell<'a> {
     home: &'a std::path::Path,
 }
 
-/// Every command of `line` in plan order, each with whether it reads a pipe.
-fn commands(line: &Line) -> Vec<(&Command, bool)> {
-    let mut out = Vec::new();
-    for list in &line.lists {
-        for p in pipelines(list) {
-            for (i, c) in p.commands.iter().enumerate() {
-                out.push((c, i > 0));
-            }
-        }
-    }
-    out
-}
-
 fn pipelines(list: &AndOr) -> impl Iterator<Item = &Pipeline> {
     std::iter::once(&list.first).chain(list.rest.iter().map(|(_, p)| p))
+}
+
+/// The most working directories a line's plan follows at once: more than one where a `cd` runs
+/// only after an earlier command whose status the plan cannot know (`grep -q x f && cd a`).
+const MAX_PLACES: usize = 4;
+
+/// One pipeline as planned in one working directory.
+struct Planned {
+    plans: Vec<Plan>,
+    refusals: Vec<Refusal>,
+    /// Its status, where the plan can tell it (builtins alone, an unknown command).
+    status: Option<i32>,
+    /// Where a `cd` alone in the pipeline leads, if it does.
+    cd_to: Option<PathBuf>,
 }
 
 impl Shell<'_> {
@@ -180,31 +181,96 @@ impl Shell<'_> {
         let start = gate.workdir();
         let planned = self.plan_all(line);
         // The plan followed `cd`s to expand and check in the right directory; the run goes
-        // back to where the line started.
-        if let Ok(node) = gate.resolve(start.as_os_str().as_bytes()) {
-            gate.set_workdir(&node);
-        }
-        let (plans, refusals) = planned?;
+        // back to where the line started (even if that is gone now).
+        gate.restore_workdir(start);
+        let (plans, refusals, uncertain) = planned?;
         if refusals.is_empty() {
             return Ok(plans);
         }
-        Err(Error::Usage(whole_line_refusal(line, &refusals)))
+        Err(Error::Usage(whole_line_refusal(line, &refusals, uncertain)))
     }
 
-    fn plan_all(&self, line: &Line) -> Result<(Vec<Plan>, Vec<Refusal>), Error> {
-        let mut plans = Vec::new();
-        let mut refusals = Vec::new();
-        for (index, (cmd, piped)) in commands(line).into_iter().enumerate() {
-            let piped = piped
+    /// Plans every pipeline in every working directory it may run in (as bash would: a `cd` in
+    /// a pipeline of several commands runs in a subshell of its own and moves nothing). Returns
+    /// the plans (made in the first of those directories; the run expands again where it is),
+    /// the refusals, and whether one was found where the directory was not certain.
+    fn plan_all(&self, line: &Line) -> Result<(Vec<Plan>, Vec<Refusal>, bool), Error> {
+        let gate = self.ctx.gate;
+        let mut places = vec![gate.workdir()];
+        let (mut plans, mut refusals) = (Vec::new(), Vec::<Refusal>::new());
+        let mut uncertain = false;
+        let mut index = 0;
+        for list in &line.lists {
+            // The status so far, where the plan can tell it.
+            let mut so_far = Some(EXIT_SUCCESS);
+            for (k, p) in pipelines(list).enumerate() {
+                let runs = match k {
+                    0 => Some(true),
+                    _ => so_far.map(|s| match list.rest[k - 1].0 {
+                        Connector::And => s == EXIT_SUCCESS,
+                        Connector::Or => s != EXIT_SUCCESS,
+                    }),
+                };
+                let (mut after, mut statuses) = (Vec::new(), Vec::new());
+                for (n, place) in places.iter().enumerate() {
+                    gate.restore_workdir(place.clone());
+                    let planned = self.plan_pipeline(p, index)?;
+                    if n == 0 {
+                        plans.extend(planned.plans);
+                    }
+                    for r in planned.refusals {
+                        if !refusals.iter().any(|x| x.index == r.index) {
+                            uncertain |= places.len() > 1;
+                            refusals.push(r);
+                        }
+                    }
+                    statuses.push(planned.status);
+                    after.push(planned.cd_to.unwrap_or_else(|| place.clone()));
+                }
+                index += p.commands.len();
+                let status = statuses[0].filter(|s| statuses.iter().all(|t| *t == Some(*s)));
+                match runs {
+                    Some(true) => {
+                        places = after;
+                        so_far = status;
+                    }
+                    // Skipped: the status so far stays.
+                    Some(false) => {}
+                    None => places.extend(after),
+                }
+                places.sort();
+                places.dedup();
+                if places.len() > MAX_PLACES {
+                    return Err(Error::Usage(format!(
+                        "readbox sh follows at most {MAX_PLACES} working directories in one \
+                         line: its cds depend on the status of too many commands before them"
+                    )));
+                }
+            }
+        }
+        Ok((plans, refusals, uncertain))
+    }
+
+    /// Plans the commands of `p` in the current working directory; `index` is the first one's
+    /// place in plan order.
+    fn plan_pipeline(&self, p: &Pipeline, index: usize) -> Result<Planned, Error> {
+        let alone = p.commands.len() == 1;
+        let mut planned = Planned {
+            plans: Vec::with_capacity(p.commands.len()),
+            refusals: Vec::new(),
+            status: None,
+            cd_to: None,
+        };
+        for (i, cmd) in p.commands.iter().enumerate() {
+            let piped = i > 0
                 || cmd
                     .redirects
                     .iter()
                     .any(|r| matches!(r, Redirect::Input(_)));
             let (mut words, globbed) = self.expand(cmd)?;
             let name = words.remove(0);
-            let what = classify(name.as_bytes());
             let mut plan = Plan {
-                what,
+                what: classify(name.as_bytes()),
                 words,
                 expanded_in: self.ctx.gate.workdir(),
                 globbed,
@@ -212,25 +278,45 @@ impl Shell<'_> {
             match plan.what {
                 What::Tool(tool) => {
                     if let Some(r) = self.check_tool(tool, &mut plan.words, piped) {
-                        refusals.push(Refusal { index, ..r });
+                        planned.refusals.push(Refusal {
+                            index: index + i,
+                            ..r
+                        });
                     }
                 }
                 What::Builtin(b) => {
                     check_builtin(b, &plan.words)?;
-                    if b == "cd" {
-                        // Later commands are planned where this cd leads, if it can.
-                        if let Ok(node) = self.cd_target(&plan.words)
-                            && node.kind() == NodeKind::Directory
-                        {
-                            self.ctx.gate.set_workdir(&node);
-                        }
+                    if alone {
+                        planned.status = match b {
+                            "true" | "echo" => Some(EXIT_SUCCESS),
+                            "false" => Some(EXIT_NEGATIVE),
+                            "cd" => match self.cd_target(&plan.words) {
+                                Ok(node) if node.kind() == NodeKind::Directory => {
+                                    // Later commands are planned where this cd leads.
+                                    self.ctx.gate.set_workdir(&node);
+                                    planned.cd_to = Some(self.ctx.gate.workdir());
+                                    Some(EXIT_SUCCESS)
+                                }
+                                _ => Some(EXIT_ERROR),
+                            },
+                            _ => None,
+                        };
                     }
                 }
-                What::Unknown(_) => {}
+                What::Unknown(_) => planned.status = alone.then_some(EXIT_UNKNOWN),
             }
-            plans.push(plan);
+            planned.plans.push(plan);
         }
-        Ok((plans, refusals))
+        if p.negated {
+            planned.status = planned.status.map(|s| {
+                if s == EXIT_SUCCESS {
+                    EXIT_NEGATIVE
+                } else {
+                    EXIT_SUCCESS
+                }
+            });
+        }
+        Ok(planned)
     }
 
     /// The words of `cmd`, each glob expanded (or kept as written when it matches nothing), and
@@ -265,22 +351,8 @@ impl Shell<'_> {
             // A disabled tool answers `disabled:` when it runs; help is help.
             return None;
         }
-        if piped && tool.stdin {
-            // The one PATH of a tool that reads one file, left out: the pipe. (`cat`, `head 5`
-            // is not `head - 5`; grep's PATH comes after its PATTERN.)
-            let mut paths = tool
-                .params
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| p.kind == Kind::Path);
-            let one_path = match (paths.next(), paths.next()) {
-                (Some((at, _)), None) => Some(at),
-                _ => None,
-            };
-            let flagless = !words.iter().any(|w| w.as_bytes().starts_with(b"-"));
-            if flagless && one_path == Some(words.len()) {
-                words.push(OsString::from("-"));
-            }
+        if piped {
+            pipe_path(tool, words);
         }
         let world = crate::args::World {
             exists: &|p| self.ctx.gate.resolve(p).is_ok(),
@@ -345,7 +417,7 @@ impl Shell<'_> {
     fn pipeline(&self, p: &Pipeline, plans: &[Plan]) -> Ended {
         let mut ended = if p.commands.len() == 1 {
             match self.stdin_of(&p.commands[0], None) {
-                Ok(stdin) => self.stage(&p.commands[0], &plans[0], stdin, None),
+                Ok(stdin) => self.stage(&p.commands[0], &plans[0], stdin, None, true),
                 Err(e) => self.failed_redirect(&p.commands[0], e),
             }
         } else {
@@ -397,7 +469,7 @@ impl Shell<'_> {
                 handles.push(scope.spawn(move || {
                     let out = Output::to_pipe(writer, budget.piped());
                     let ended = match self.stdin_of(cmd, piped) {
-                        Ok(stdin) => self.stage(cmd, plan, stdin, Some(&out)),
+                        Ok(stdin) => self.stage(cmd, plan, stdin, Some(&out), false),
                         Err(e) => self.failed_redirect(cmd, e),
                     };
                     drop(out.drain());
@@ -406,7 +478,7 @@ impl Shell<'_> {
             }
             let (cmd, plan, piped) = last.expect("a pipeline has a last stage");
             let ended = match self.stdin_of(cmd, piped) {
-                Ok(stdin) => self.stage(cmd, plan, stdin, None),
+                Ok(stdin) => self.stage(cmd, plan, stdin, None, false),
                 Err(e) => self.failed_redirect(cmd, e),
             };
             // The stages before stop at their next read, write or directory entry.
@@ -446,8 +518,17 @@ impl Shell<'_> {
         Ended::new(EXIT_ERROR, Some(e))
     }
 
-    /// Runs one command: `to` is the pipe to the next stage, `None` for the answer.
-    fn stage(&self, cmd: &Command, plan: &Plan, stdin: Stdin, to: Option<&Output>) -> Ended {
+    /// Runs one command: `to` is the pipe to the next stage, `None` for the answer. `alone`: the
+    /// command is a pipeline of its own; in a pipeline of several, `cd` and `exit` act on their
+    /// stage only, as in bash's subshells.
+    fn stage(
+        &self,
+        cmd: &Command,
+        plan: &Plan,
+        stdin: Stdin,
+        to: Option<&Output>,
+        alone: bool,
+    ) -> Ended {
         let (out_dest, err_dest) = destinations(cmd);
         let discard;
         let out: &Output = if out_dest == Dest::Null {
@@ -469,6 +550,11 @@ impl Shell<'_> {
             replanned = match self.expand(cmd) {
                 Ok((mut w, _)) => {
                     w.remove(0);
+                    if let What::Tool(tool) = plan.what
+                        && !matches!(stdin, Stdin::Empty)
+                    {
+                        pipe_path(tool, &mut w);
+                    }
                     w
                 }
                 Err(e) => {
@@ -481,7 +567,7 @@ impl Shell<'_> {
             &plan.words
         };
         let ended = match &plan.what {
-            What::Builtin(b) => self.builtin(b, words, out, &err),
+            What::Builtin(b) => self.builtin(b, words, out, &err, alone),
             What::Unknown(name) => {
                 let e = Error::NotFound(format!(
                     "{}: readbox sh runs {}",
@@ -542,7 +628,14 @@ impl Shell<'_> {
         names.join(" ")
     }
 
-    fn builtin(&self, name: &str, words: &[OsString], out: &Output, err: &dyn Fn(&str)) -> Ended {
+    fn builtin(
+        &self,
+        name: &str,
+        words: &[OsString],
+        out: &Output,
+        err: &dyn Fn(&str),
+        alone: bool,
+    ) -> Ended {
         match name {
             "true" => Ended::new(EXIT_SUCCESS, None),
             "false" => Ended::new(EXIT_NEGATIVE, None),
@@ -564,13 +657,15 @@ impl Shell<'_> {
                     _ => EXIT_SUCCESS,
                 };
                 Ended {
-                    exit: true,
+                    exit: alone,
                     ..Ended::new(status, None)
                 }
             }
             "cd" => match self.cd_target(words) {
                 Ok(node) if node.kind() == NodeKind::Directory => {
-                    self.ctx.gate.set_workdir(&node);
+                    if alone {
+                        self.ctx.gate.set_workdir(&node);
+                    }
                     Ended::new(EXIT_SUCCESS, None)
                 }
                 Ok(_) => {
@@ -636,6 +731,28 @@ fn check_builtin(name: &str, words: &[OsString]) -> Result<(), Error> {
     Ok(())
 }
 
+/// Where a stage reads a pipe or a `< FILE` and `tool` reads one file, a PATH left out is that
+/// input: `-` goes in its place (`cat` is `cat -`, `head` is `head -`; `head 5` is not `head - 5`,
+/// and grep's PATH comes after its PATTERN). The words are counted as the tool's parser counts
+/// them: `--` is no word, `-` alone is one.
+fn pipe_path(tool: &Tool, words: &mut Vec<OsString>) {
+    if !tool.stdin {
+        return;
+    }
+    let mut paths = tool
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.kind == Kind::Path);
+    let one_path = match (paths.next(), paths.next()) {
+        (Some((at, _)), None) => at,
+        _ => return,
+    };
+    if crate::args::positional(words).is_ok_and(|p| p.len() == one_path) {
+        words.push(OsString::from("-"));
+    }
+}
+
 /// Where a command's standard output and standard error go after its redirections, applied
 /// left to right as bash applies them (`>/dev/null 2>&1` discards both; `2>&1 >/dev/null` keeps
 /// the errors).
@@ -655,7 +772,10 @@ fn destinations(cmd: &Command) -> (Dest, Dest) {
 
 /// The usage error of a refused line: the first refusal, and the whole line rewritten when every
 /// refused command has an equivalent that does the same in its place.
-fn whole_line_refusal(line: &Line, refusals: &[Refusal]) -> String {
+///
+/// `uncertain`: a refused command was planned where the directory depends on the status of an
+/// earlier command, so no rewrite can be said to do the same.
+fn whole_line_refusal(line: &Line, refusals: &[Refusal], uncertain: bool) -> String {
     let first = &refusals[0];
     let cut = ["; equivalent: ", "; one call per path: "]
         .iter()
@@ -663,8 +783,12 @@ fn whole_line_refusal(line: &Line, refusals: &[Refusal]) -> String {
         .min()
         .unwrap_or(first.message.len());
     let mut text = format!("{}: {}", first.tool, &first.message[..cut]);
-    match rewrite(line, refusals) {
+    match rewrite(line, refusals).filter(|_| !uncertain) {
         Some(hint) => text.push_str(&format!("; equivalent: {hint}")),
+        None if uncertain => text.push_str(
+            "; the line has no equivalent, since where it runs depends on whether an earlier command \
+             succeeded",
+        ),
         None => text.push_str("; the line has no equivalent"),
     }
     text

@@ -1085,7 +1085,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             Outcome::Negative
         }
     };
-    if args.given() < 2 && ctx.gate.stdin_has_input() {
+    if args.given() < 2 && ctx.stdin_has_input() {
         // `ls | grep x` must not search the tree instead of the piped text.
         let call = |path: &[u8]| crate::names::command("grep", &[pattern, path]);
         return Err(Error::Usage(format!(

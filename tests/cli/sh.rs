@@ -210,3 +210,91 @@ fn the_audit_log_tells_apart_names_that_are_not_utf8() {
         .collect();
     assert_eq!(args, [r"$'\xfe.txt'", r"$'\xff.txt'"]);
 }
+
+#[test]
+fn a_pipe_is_read_where_path_is_left_out_after_a_double_dash() {
+    // `grep -- x` once kept its PATH left out, and grep searched the tree instead of the pipe.
+    let env = fixture();
+    sh(&env, "echo hello | grep -- hello").ok("(standard input):1:hello\n");
+    sh(&env, "echo hello | grep -").ok_status("", 1);
+    sh(&env, "echo hi | cat --").ok("hi\n");
+    sh(&env, "cat a.txt | wc --").ok("      2       2      13 -\n");
+    // With no pipe, grep's PATH left out is the tree, also in a session whose standard input
+    // is the command lines.
+    let out = assert_cmd::Command::from_std(env.readbox_command())
+        .args(["sh"])
+        .env("READBOX_FORMAT", "text")
+        .write_stdin(&b"grep two\n"[..])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "sub/b.txt:2:needle two\n"
+    );
+}
+
+#[test]
+fn cd_and_exit_in_a_pipeline_of_several_act_on_their_stage_only() {
+    // As in bash, where each stage runs in a subshell: the directory stays, the session goes on.
+    let env = fixture();
+    let root = env.root().canonicalize().unwrap();
+    sh(&env, "cd sub | true; pwd").ok(&format!("{}\n", root.display()));
+    sh(&env, "cd sub | cat a.txt").ok("hello\nneedle\n");
+    sh(&env, "true | exit; echo after").ok("after\n");
+}
+
+#[test]
+fn a_cd_that_depends_on_an_earlier_status_is_planned_both_ways() {
+    let env = fixture();
+    env.write("many/x.txt", "x\n");
+    env.write("many/y.txt", "y\n");
+    env.write("many/only.txt", "");
+    // The plan once followed the cd after `||` although it does not run.
+    sh(&env, "true || cd many; cat c*.txt | head - 1").ok("line 1\n");
+    // A cd after `||` that runs: the hint runs the same cd.
+    let a = sh(&env, "false || cd many; cat ?.txt");
+    a.fails("usage", "several paths given");
+    assert!(
+        a.error
+            .as_deref()
+            .unwrap()
+            .ends_with("equivalent: false || cd many; cat x.txt; cat y.txt"),
+        "{a:?}"
+    );
+    // After a tool's status the plan cannot tell which: refused, and no rewrite.
+    let a = sh(&env, "cat a.txt >/dev/null && cd many; cat ?.txt");
+    a.fails("usage", "depends on whether an earlier command succeeded");
+    assert!(
+        !a.error.as_deref().unwrap().contains("equivalent: "),
+        "{a:?}"
+    );
+}
+
+#[test]
+fn a_session_whose_directory_is_removed_runs_the_next_line_there_not_elsewhere() {
+    use std::io::{BufRead, BufReader, Write};
+    // A cd later in the line once applied to the commands before it.
+    let env = fixture();
+    env.mkdir("gone");
+    let mut child = env
+        .readbox_command()
+        .arg("sh")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    writeln!(stdin, "cd gone").unwrap();
+    let first: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(first["error"], serde_json::Value::Null);
+    std::fs::remove_dir(env.p("gone")).unwrap();
+    writeln!(stdin, "cat b.txt; cd ../sub").unwrap();
+    drop(stdin);
+    let second: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert!(
+        !second["output"].as_str().unwrap().contains("needle two"),
+        "{second}"
+    );
+    child.wait().unwrap();
+}
