@@ -80,7 +80,7 @@ def sh(command: str, **policy: Any) -> dict[str, Any]:
 def schema(**policy: Any) -> list[dict[str, Any]]:
     """The definitions of the enabled tools (`name`, `description`, `input_schema`), as
     `readbox schema` prints them."""
-    return _document(run_argv(Policy(**policy), ["schema"], None), "schema")
+    return _document(run_argv(Policy(**policy), ["schema"], None, uncapped=True), "schema")
 
 
 # The runners below are shared with readbox.adk; they take a checked Policy.
@@ -96,11 +96,11 @@ async def run_async(policy: Policy, tool: str, args: Mapping[str, Any], timeout:
     return await run_argv_async(policy, _call_argv(tool, args), timeout)
 
 
-def run_argv(policy: Policy, argv: list[str], timeout: float | None) -> dict[str, Any]:
+def run_argv(policy: Policy, argv: list[str], timeout: float | None, uncapped: bool = False) -> dict[str, Any]:
     try:
         done = subprocess.run(
             [find_bin(), *argv],
-            env=policy.environ(),
+            env=policy.environ(uncapped=uncapped),
             cwd=policy.settings["working_directory"],
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -111,11 +111,13 @@ def run_argv(policy: Policy, argv: list[str], timeout: float | None) -> dict[str
     return _envelope(done.returncode, done.stdout, done.stderr)
 
 
-async def run_argv_async(policy: Policy, argv: list[str], timeout: float | None) -> dict[str, Any]:
+async def run_argv_async(
+    policy: Policy, argv: list[str], timeout: float | None, uncapped: bool = False
+) -> dict[str, Any]:
     proc = await asyncio.create_subprocess_exec(
         find_bin(),
         *argv,
-        env=policy.environ(),
+        env=policy.environ(uncapped=uncapped),
         cwd=policy.settings["working_directory"],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -161,6 +163,8 @@ def _timed_out(timeout: float | None) -> dict[str, Any]:
 def _document(env: dict[str, Any], what: str) -> Any:
     if env["error"] is not None:
         raise ReadboxError(f"readbox {what}: {env['error']}")
+    if env["truncated"]:
+        raise ReadboxError(f"readbox {what}: the document was cut at the configured max_output_bytes")
     return json.loads(env["output"])
 
 

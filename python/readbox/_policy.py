@@ -131,13 +131,17 @@ class Policy:
             env[_VARS[key]] = text
         self.env = env
 
-    def environ(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    def environ(self, base: Mapping[str, str] | None = None, uncapped: bool = False) -> dict[str, str]:
         """The child's environment: BASE (the caller's) without the variables these settings own,
-        plus the settings that were given and `READBOX_FORMAT=json`."""
+        plus the settings that were given and `READBOX_FORMAT=json`. UNCAPPED leaves
+        `max_output_bytes` to readbox, for the meta commands whose JSON document must arrive whole
+        (`schema`, `policy`): the cap is meant for the tools' answers."""
         base = os.environ if base is None else base
         owned = set(_VARS.values()) | {"READBOX_FORMAT"}
         out = {k: v for k, v in base.items() if k not in owned}
         out.update(self.env)
+        if uncapped:
+            out.pop(_VARS["max_output_bytes"], None)
         out["READBOX_FORMAT"] = "json"
         return out
 

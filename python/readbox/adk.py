@@ -15,7 +15,6 @@ its child killed.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Optional, Union
 
@@ -104,16 +103,21 @@ class ReadboxToolset(BaseToolset):
             redact=redact,
             respect_ignore_files=respect_ignore_files,
         )
-        env = run_argv(self._policy, ["policy"], self._policy.settings["timeout"] or 10.0)
+        # The binary checks the arguments as they are (a lock may refuse them); the settings are
+        # then read without the output cap, which is meant for the tools' answers.
+        backstop = self._policy.settings["timeout"] or 10.0
+        env = run_argv(self._policy, ["policy"], backstop)
         if env["error"] is not None:
             raise ValueError(env["error"])
-        settings = json.loads(env["output"])["settings"]
+        if env["truncated"]:
+            env = run_argv(self._policy, ["policy"], backstop, uncapped=True)
+        settings = _document(env, "policy")["settings"]
         self.working_directory: str = settings["working_directory"]["value"]
         self.allowed_directories: list[str] = settings["allowed_directories"]["value"]
         self.allowed_tools: list[str] = settings["allowed_tools"]["value"]
         self.exclude_patterns: list[str] = settings["exclude_patterns"]["value"]
         self.timeout: float = settings["timeout"]["value"]
-        self.max_output_bytes: int = settings["max_output_bytes"]["value"]
+        self.max_output_bytes: int = self._policy.settings["max_output_bytes"] or settings["max_output_bytes"]["value"]
         self.max_read_bytes: int = settings["max_read_bytes"]["value"]
         self.max_entries: int = settings["max_entries"]["value"]
         self.redact: bool = settings["redact"]["value"]
@@ -122,7 +126,7 @@ class ReadboxToolset(BaseToolset):
 
     async def get_tools(self, readonly_context: Optional[ReadonlyContext] = None) -> list[BaseTool]:
         if self._tools is None:
-            env = await run_argv_async(self._policy, ["schema"], self.timeout)
+            env = await run_argv_async(self._policy, ["schema"], self.timeout, uncapped=True)
             self._tools = [ReadboxTool(self, d) for d in _document(env, "schema")]
         return [t for t in self._tools if self._is_tool_selected(t, readonly_context)]
 

@@ -225,3 +225,12 @@ def test_schema_declares_ranges_and_enums(sb):
     assert props["file_type"]["enum"] == ["all", "file", "directory"]
     assert (props["max_depth"]["minimum"], props["max_depth"]["maximum"]) == (0, 100)
     assert tools["grep"]["input_schema"]["required"] == ["pattern"]
+
+
+def test_schema_arrives_whole_under_a_small_output_cap(sb):
+    # The cap bounds the tools' answers; the list of definitions is not cut by it.
+    names = [t["name"] for t in readbox.schema(working_directory=sb.root, max_output_bytes=100)]
+    assert names == list(readbox.TOOLS)
+    sb.file("a.txt", "x" * 300 + "\n")
+    r = readbox.call("cat", {"path": "a.txt"}, working_directory=sb.root, max_output_bytes=100)
+    assert r["truncated"] is True and len(r["output"]) == 100
