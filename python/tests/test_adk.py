@@ -450,3 +450,44 @@ def test_a_small_output_cap_still_declares_every_tool(sb):
     ts = ReadboxToolset(working_directory=sb.root, max_output_bytes=64)
     assert [t.name for t in run(ts.get_tools())] == list(readbox.TOOLS)
     assert ts.max_output_bytes == 64
+
+
+def test_uvx_serves_readbox_mcp_from_the_wheel(sb, tmp_path):
+    """`uvx --from readbox-tools readbox mcp`, the MCP hosts' form, with the wheel that .ci/run
+    built (READBOX_WHEELS names its folder) and nothing from the network."""
+    from google.adk.tools.mcp_tool import McpToolset, StdioConnectionParams
+    from mcp import StdioServerParameters
+
+    wheels = os.environ.get("READBOX_WHEELS")
+    if not wheels:
+        pytest.skip("READBOX_WHEELS (the folder of the built wheel) is not set")
+    uvx = os.path.join(os.path.dirname(os.path.realpath(readbox.find_bin())), "uvx")
+    sb.file("main.py", "print(2 + 3)\n")
+
+    async def main():
+        files = McpToolset(
+            connection_params=StdioConnectionParams(
+                server_params=StdioServerParameters(
+                    command=uvx,
+                    args=["--offline", "--no-config", "--find-links", wheels, "--from", "readbox-tools", "readbox", "mcp"],
+                    env={
+                        "PATH": os.environ["PATH"],
+                        "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
+                        "UV_TOOL_DIR": str(tmp_path / "uv-tools"),
+                        "READBOX_ROOTS": sb.root,
+                        "READBOX_WORKDIR": sb.root,
+                    },
+                ),
+                timeout=30,
+            )
+        )
+        try:
+            tools = {t.name: t for t in await files.get_tools()}
+            cat = await tools["cat"].run_async(args={"path": "main.py"}, tool_context=None)
+        finally:
+            await files.close()
+        return sorted(tools), cat
+
+    names, cat = run(main())
+    assert names == sorted(readbox.TOOLS)
+    assert cat["content"][0]["text"] == "print(2 + 3)\n"
