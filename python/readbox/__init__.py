@@ -97,32 +97,37 @@ async def run_async(policy: Policy, tool: str, args: Mapping[str, Any], timeout:
 
 
 def run_argv(policy: Policy, argv: list[str], timeout: float | None, uncapped: bool = False) -> dict[str, Any]:
+    bin_ = find_bin()
     try:
         done = subprocess.run(
-            [find_bin(), *argv],
+            [bin_, *argv],
             env=policy.environ(uncapped=uncapped),
-            cwd=policy.settings["working_directory"],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=None if timeout is None else timeout + _GRACE,
         )
     except subprocess.TimeoutExpired:
         return _timed_out(timeout)
+    except OSError as e:
+        raise ReadboxError(f"readbox could not start: {e}") from e
     return _envelope(done.returncode, done.stdout, done.stderr)
 
 
 async def run_argv_async(
     policy: Policy, argv: list[str], timeout: float | None, uncapped: bool = False
 ) -> dict[str, Any]:
-    proc = await asyncio.create_subprocess_exec(
-        find_bin(),
-        *argv,
-        env=policy.environ(uncapped=uncapped),
-        cwd=policy.settings["working_directory"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    bin_ = find_bin()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            bin_,
+            *argv,
+            env=policy.environ(uncapped=uncapped),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+    except OSError as e:
+        raise ReadboxError(f"readbox could not start: {e}") from e
     try:
         limit = None if timeout is None else timeout + _GRACE
         try:

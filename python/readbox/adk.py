@@ -4,7 +4,7 @@
     files = ReadboxToolset(working_directory="/repo", allowed_tools=["cat", "grep", "ls"])
     agent = LlmAgent(model="gemini-2.5-flash", name="reader", tools=[files])
 
-`ReadboxToolset` takes the constructor arguments of ADK's seed `BashToolset` (plus `redact` and
+`ReadboxToolset` takes the constructor arguments of ADK's `BashToolset` (plus `redact` and
 `respect_ignore_files`, and `BaseToolset`'s `tool_filter` and `tool_name_prefix`). `get_tools()`
 gives one tool per enabled tool, the shell `sh` included, declared from `readbox schema`; each
 tool's result is the envelope dict. The toolset also has the async methods of `BashToolset`

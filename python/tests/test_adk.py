@@ -491,3 +491,20 @@ def test_uvx_serves_readbox_mcp_from_the_wheel(sb, tmp_path):
     names, cat = run(main())
     assert names == sorted(readbox.TOOLS)
     assert cat["content"][0]["text"] == "print(2 + 3)\n"
+
+
+def test_a_crashed_or_hung_child_is_an_answer_for_the_agent(sb, monkeypatch):
+    ts = ReadboxToolset(working_directory=sb.root, timeout=0.2)
+    crash = sb.write("crash", "#!/bin/sh\nkill -KILL $$\n")
+    hang = sb.write("hang", "#!/bin/sh\nexec sleep 30\n")
+    for p in (crash, hang):
+        os.chmod(p, 0o755)
+    monkeypatch.setattr(readbox, "find_bin", lambda: crash)
+    r = run(ts.cat("a.txt"))
+    assert r == {"output": "", "error": "io: readbox gave no envelope (killed by signal 9)", "truncated": False}
+    monkeypatch.setattr(readbox, "find_bin", lambda: hang)
+    t = time.monotonic()
+    r = run(ts.pwd())
+    assert r["error"] == "timeout: the call took longer than 0.2 s"
+    assert 2.2 <= time.monotonic() - t < 3.5
+    assert _readbox_children() == []

@@ -234,3 +234,26 @@ def test_schema_arrives_whole_under_a_small_output_cap(sb):
     sb.file("a.txt", "x" * 300 + "\n")
     r = readbox.call("cat", {"path": "a.txt"}, working_directory=sb.root, max_output_bytes=100)
     assert r["truncated"] is True and len(r["output"]) == 100
+
+
+def _stand_in(sb, name, script):
+    """A program in place of the binary, for what the real one never does."""
+    path = sb.write(name, "#!/bin/sh\n" + script + "\n")
+    os.chmod(path, 0o755)
+    return path
+
+
+def test_a_crashed_child_is_an_exception_and_the_caller_goes_on(sb, monkeypatch):
+    monkeypatch.setattr(readbox, "find_bin", lambda: _stand_in(sb, "crash", "kill -SEGV $$"))
+    with pytest.raises(readbox.ReadboxError, match="killed by signal 11"):
+        readbox.call("pwd", {}, working_directory=sb.root)
+
+
+def test_a_child_that_outlives_its_timeout_is_killed(sb, monkeypatch):
+    # The binary's watchdog answers at the deadline; a child that does not is killed 2 s after.
+    monkeypatch.setattr(readbox, "find_bin", lambda: _stand_in(sb, "hang", "exec sleep 30"))
+    t = time.monotonic()
+    r = readbox.call("pwd", {}, working_directory=sb.root, timeout=0.2)
+    took = time.monotonic() - t
+    assert r == {"output": "", "error": "timeout: the call took longer than 0.2 s", "truncated": False}
+    assert 2.2 <= took < 3.5, took
