@@ -30,9 +30,20 @@ def shell_ms(bin_, folder):
     if shutil.which("hyperfine"):
         out = os.path.join(folder, "hf.json")
         subprocess.run(
-            ["hyperfine", "-N", "--warmup", "20", "--runs", str(ROUNDS), "--export-json", out,
-             f"{bin_} call cat '{ARGS}'"],
-            cwd=folder, check=True, capture_output=True,
+            [
+                "hyperfine",
+                "-N",
+                "--warmup",
+                "20",
+                "--runs",
+                str(ROUNDS),
+                "--export-json",
+                out,
+                f"{bin_} call cat '{ARGS}'",
+            ],
+            cwd=folder,
+            check=True,
+            capture_output=True,
         )
         with open(out) as f:
             return json.load(f)["results"][0]["median"] * 1000
@@ -60,7 +71,9 @@ def main():
         loop = asyncio.new_event_loop()
         assert loop.run_until_complete(toolset.cat("small.txt"))["error"] is None
         toolset_ms = median_ms(lambda: loop.run_until_complete(toolset.cat("small.txt")))
-        call_ms = median_ms(lambda: readbox.call("cat", {"path": "small.txt"}, working_directory=folder))
+        call_ms = median_ms(
+            lambda: readbox.call("cat", {"path": "small.txt"}, working_directory=folder)
+        )
         loop.close()
         plain_ms = shell_ms(readbox.find_bin(), folder)
     print(f"ReadboxToolset.cat   {toolset_ms:6.2f} ms")

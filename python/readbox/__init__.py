@@ -50,11 +50,15 @@ def find_bin() -> str:
     pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     candidates.append(os.path.join(pkg_root, "bin", exe))
     # `pip install --prefix P`: the package is in P/lib/pythonX.Y/site-packages, scripts in P/bin.
-    candidates.append(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(pkg_root))), "bin", exe))
+    candidates.append(
+        os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(pkg_root))), "bin", exe)
+    )
     for path in candidates:
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path
-    raise FileNotFoundError(f"the readbox binary is not installed beside this package (looked at {candidates[0]})")
+    raise FileNotFoundError(
+        f"the readbox binary is not installed beside this package (looked at {candidates[0]})"
+    )
 
 
 def call(tool: str, args: Mapping[str, Any] | None = None, **policy: Any) -> dict[str, Any]:
@@ -91,12 +95,16 @@ def run(policy: Policy, tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
     return run_argv(policy, _call_argv(tool, args), policy.settings["timeout"])
 
 
-async def run_async(policy: Policy, tool: str, args: Mapping[str, Any], timeout: float | None) -> dict[str, Any]:
+async def run_async(
+    policy: Policy, tool: str, args: Mapping[str, Any], timeout: float | None
+) -> dict[str, Any]:
     """`run` for an event loop: the loop goes on while the child works; cancelling kills it."""
     return await run_argv_async(policy, _call_argv(tool, args), timeout)
 
 
-def run_argv(policy: Policy, argv: list[str], timeout: float | None, uncapped: bool = False) -> dict[str, Any]:
+def run_argv(
+    policy: Policy, argv: list[str], timeout: float | None, uncapped: bool = False
+) -> dict[str, Any]:
     bin_ = find_bin()
     try:
         done = subprocess.run(
@@ -162,14 +170,20 @@ def _envelope(status: int, stdout: bytes, stderr: bytes) -> dict[str, Any]:
 
 
 def _timed_out(timeout: float | None) -> dict[str, Any]:
-    return {"output": "", "error": f"timeout: the call took longer than {timeout:g} s", "truncated": False}
+    return {
+        "output": "",
+        "error": f"timeout: the call took longer than {timeout:g} s",
+        "truncated": False,
+    }
 
 
 def _document(env: dict[str, Any], what: str) -> Any:
     if env["error"] is not None:
         raise ReadboxError(f"readbox {what}: {env['error']}")
     if env["truncated"]:
-        raise ReadboxError(f"readbox {what}: the document was cut at the configured max_output_bytes")
+        raise ReadboxError(
+            f"readbox {what}: the document was cut at the configured max_output_bytes"
+        )
     return json.loads(env["output"])
 
 

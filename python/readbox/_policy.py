@@ -61,15 +61,21 @@ class Policy:
         redact: bool | None = None,
         respect_ignore_files: bool | None = None,
     ) -> None:
-        wd = _directory("working_directory", os.getcwd() if working_directory is None else working_directory)
+        wd = _directory(
+            "working_directory", os.getcwd() if working_directory is None else working_directory
+        )
         roots = None
         if allowed_directories is not None:
             given = _strings("allowed_directories", allowed_directories, path=True)
             if not given:
-                raise ValueError("allowed_directories: give at least one directory, or None for the working directory")
+                raise ValueError(
+                    "allowed_directories: give at least one directory (None: the working directory)"
+                )
             roots = tuple(_directory("allowed_directories", os.path.join(wd, d)) for d in given)
             if not any(_beneath(wd, r) for r in roots):
-                raise ValueError(f"working_directory {wd!r} is not beneath any of allowed_directories")
+                raise ValueError(
+                    f"working_directory {wd!r} is not beneath any of allowed_directories"
+                )
         tools = None
         if allowed_tools is not None:
             tools = tuple(_strings("allowed_tools", allowed_tools))
@@ -81,12 +87,18 @@ class Policy:
             excludes = tuple(_strings("exclude_patterns", exclude_patterns))
             for p in excludes:
                 if not p or ":" in p:
-                    raise ValueError(f"exclude_patterns: {p!r}: a pattern must be non-empty and hold no ':'")
+                    raise ValueError(
+                        f"exclude_patterns: {p!r}: a pattern must be non-empty and hold no ':'"
+                    )
         if timeout is not None:
             if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-                raise TypeError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
+                raise TypeError(
+                    f"timeout must be a number of seconds, not {type(timeout).__name__}"
+                )
             if not (math.isfinite(timeout) and timeout > 0):
-                raise ValueError(f"timeout must be a finite number of seconds greater than 0, not {timeout!r}")
+                raise ValueError(
+                    f"timeout must be a finite number of seconds greater than 0, not {timeout!r}"
+                )
             timeout = float(timeout)
         counts = {}
         for name, v in (
@@ -131,7 +143,9 @@ class Policy:
             env[_VARS[key]] = text
         self.env = env
 
-    def environ(self, base: Mapping[str, str] | None = None, uncapped: bool = False) -> dict[str, str]:
+    def environ(
+        self, base: Mapping[str, str] | None = None, uncapped: bool = False
+    ) -> dict[str, str]:
         """The child's environment: BASE (the caller's) without the variables these settings own,
         plus the settings that were given and `READBOX_FORMAT=json`. UNCAPPED leaves
         `max_output_bytes` to readbox, for the meta commands whose JSON document must arrive whole

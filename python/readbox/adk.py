@@ -48,12 +48,16 @@ class ReadboxTool(BaseTool):
             return types.FunctionDeclaration(name=self.name, description=self.description)
         if _json_schema_declarations():
             return types.FunctionDeclaration(
-                name=self.name, description=self.description, parameters_json_schema=self.input_schema
+                name=self.name,
+                description=self.description,
+                parameters_json_schema=self.input_schema,
             )
         from google.adk.tools._gemini_schema_util import _to_gemini_schema
 
         return types.FunctionDeclaration(
-            name=self.name, description=self.description, parameters=_to_gemini_schema(self.input_schema)
+            name=self.name,
+            description=self.description,
+            parameters=_to_gemini_schema(self.input_schema),
         )
 
     async def run_async(self, *, args: dict[str, Any], tool_context: Any) -> dict[str, Any]:
@@ -117,7 +121,9 @@ class ReadboxToolset(BaseToolset):
         self.allowed_tools: list[str] = settings["allowed_tools"]["value"]
         self.exclude_patterns: list[str] = settings["exclude_patterns"]["value"]
         self.timeout: float = settings["timeout"]["value"]
-        self.max_output_bytes: int = self._policy.settings["max_output_bytes"] or settings["max_output_bytes"]["value"]
+        self.max_output_bytes: int = (
+            self._policy.settings["max_output_bytes"] or settings["max_output_bytes"]["value"]
+        )
         self.max_read_bytes: int = settings["max_read_bytes"]["value"]
         self.max_entries: int = settings["max_entries"]["value"]
         self.redact: bool = settings["redact"]["value"]
@@ -156,7 +162,8 @@ class ReadboxToolset(BaseToolset):
     ) -> dict[str, Any]:
         """Entries below PATH whose name matches the glob PATTERN."""
         return await self._call(
-            "find", {"path": path, "pattern": pattern, "file_type": file_type, "max_depth": max_depth}
+            "find",
+            {"path": path, "pattern": pattern, "file_type": file_type, "max_depth": max_depth},
         )
 
     async def grep(
@@ -199,7 +206,9 @@ class ReadboxToolset(BaseToolset):
 
     async def diff(self, path_a: str, path_b: str, context_lines: int = 3) -> dict[str, Any]:
         """A unified diff of the two files."""
-        return await self._call("diff", {"path_a": path_a, "path_b": path_b, "context_lines": context_lines})
+        return await self._call(
+            "diff", {"path_a": path_a, "path_b": path_b, "context_lines": context_lines}
+        )
 
     async def sh(self, command: str) -> dict[str, Any]:
         """One command line through `readbox sh`."""
@@ -212,4 +221,3 @@ def _json_schema_declarations() -> bool:
     except ImportError:
         return False
     return is_feature_enabled(FeatureName.JSON_SCHEMA_FOR_FUNC_DECL)
-

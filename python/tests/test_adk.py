@@ -36,7 +36,9 @@ async def tools_by_name(ts):
 def test_get_tools_is_one_tool_per_enabled_tool(sb):
     async def main():
         every = await ReadboxToolset(working_directory=sb.root).get_tools()
-        some = await ReadboxToolset(working_directory=sb.root, allowed_tools=["grep", "cat"]).get_tools()
+        some = await ReadboxToolset(
+            working_directory=sb.root, allowed_tools=["grep", "cat"]
+        ).get_tools()
         none = await ReadboxToolset(working_directory=sb.root, allowed_tools=[]).get_tools()
         return [t.name for t in every], [t.name for t in some], none
 
@@ -82,7 +84,13 @@ def test_every_tool_through_run_async(sb):
     assert r["tail"]["output"] == "two\nthree\n"
     assert json.loads(r["wc"]["output"]) == {"lines": 3, "words": 3, "bytes": 14}
     assert json.loads(r["stat"]["output"])["size_bytes"] == 12
-    assert r["diff"]["output"].splitlines()[2:] == ["@@ -1,3 +1,3 @@", " one", "-two", "+2", " three"]
+    assert r["diff"]["output"].splitlines()[2:] == [
+        "@@ -1,3 +1,3 @@",
+        " one",
+        "-two",
+        "+2",
+        " three",
+    ]
     assert r["sh"]["output"].split() == ["1", "1", "8", "-"]
     assert r["bad"]["error"].startswith("usage:")
 
@@ -151,17 +159,34 @@ def test_constructor_errors_are_value_errors(sb, kwargs):
 
 def test_the_binary_checks_the_policy_when_the_toolset_is_made(sb):
     # A glob that does not compile is found by readbox itself, as its `config:` error.
-    with pytest.raises(ValueError, match=r"^config: READBOX_EXCLUDE: pattern 'a\{b' is not a valid glob"):
+    with pytest.raises(
+        ValueError, match=r"^config: READBOX_EXCLUDE: pattern 'a\{b' is not a valid glob"
+    ):
         ReadboxToolset(working_directory=sb.root, exclude_patterns=["a{b"])
 
 
 def test_settings_in_effect_are_attributes(sb):
     ts = ReadboxToolset(sb.root, None, ["cat"], [], 2.5, 1000, 2000, 30, redact=False)
-    assert (ts.working_directory, ts.allowed_directories, ts.allowed_tools) == (sb.root, [sb.root], ["cat"])
-    assert (ts.exclude_patterns, ts.timeout, ts.max_output_bytes, ts.max_read_bytes, ts.max_entries) == ([], 2.5, 1000, 2000, 30)
+    assert (ts.working_directory, ts.allowed_directories, ts.allowed_tools) == (
+        sb.root,
+        [sb.root],
+        ["cat"],
+    )
+    assert (
+        ts.exclude_patterns,
+        ts.timeout,
+        ts.max_output_bytes,
+        ts.max_read_bytes,
+        ts.max_entries,
+    ) == ([], 2.5, 1000, 2000, 30)
     assert (ts.redact, ts.respect_ignore_files) == (False, True)
     d = ReadboxToolset(working_directory=sb.root)
-    assert (d.timeout, d.max_output_bytes, d.max_read_bytes, d.max_entries) == (10.0, 32768, 8 << 20, 10000)
+    assert (d.timeout, d.max_output_bytes, d.max_read_bytes, d.max_entries) == (
+        10.0,
+        32768,
+        8 << 20,
+        10000,
+    )
     assert d.exclude_patterns == [".env", ".env.*", ".ssh", ".aws", "*.pem", "*.key"]
 
 
@@ -177,11 +202,15 @@ def test_tool_filter_and_tool_name_prefix(sb):
     sb.file("main.py", "print(1)\n")
 
     async def main():
-        listed = await ReadboxToolset(working_directory=sb.root, tool_filter=["cat", "ls", "nope"]).get_tools()
+        listed = await ReadboxToolset(
+            working_directory=sb.root, tool_filter=["cat", "ls", "nope"]
+        ).get_tools()
         picked = await ReadboxToolset(
             working_directory=sb.root, tool_filter=lambda tool, ctx=None: tool.name.startswith("g")
         ).get_tools()
-        pts = ReadboxToolset(working_directory=sb.root, allowed_tools=["cat", "wc"], tool_name_prefix="fs")
+        pts = ReadboxToolset(
+            working_directory=sb.root, allowed_tools=["cat", "wc"], tool_name_prefix="fs"
+        )
         prefixed = await pts.get_tools_with_prefix()
         cat = prefixed[0]
         return (
@@ -214,14 +243,22 @@ def test_declarations_keep_descriptions_ranges_enums_and_defaults(sb):
     with temporary_feature_override(FeatureName.JSON_SCHEMA_FOR_FUNC_DECL, True):
         decl = t["find"]._get_declaration()
         assert decl.parameters is None
-        assert decl.parameters_json_schema["properties"]["file_type"]["enum"] == ["all", "file", "directory"]
+        assert decl.parameters_json_schema["properties"]["file_type"]["enum"] == [
+            "all",
+            "file",
+            "directory",
+        ]
     with temporary_feature_override(FeatureName.JSON_SCHEMA_FOR_FUNC_DECL, False):
         decl = t["find"]._get_declaration()
         assert decl.parameters_json_schema is None
         props = decl.parameters.properties
         assert decl.parameters.type == types.Type.OBJECT
         assert props["file_type"].enum == ["all", "file", "directory"]
-        assert (props["max_depth"].type, props["max_depth"].minimum, props["max_depth"].maximum) == (types.Type.INTEGER, 0, 100)
+        assert (
+            props["max_depth"].type,
+            props["max_depth"].minimum,
+            props["max_depth"].maximum,
+        ) == (types.Type.INTEGER, 0, 100)
         assert props["max_depth"].default == 20
         assert props["path"].description == "the directory to search"
         g = t["grep"]._get_declaration().parameters
@@ -241,7 +278,14 @@ class FakeGemini(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         FakeGemini.bodies.append((self.path, json.loads(body)))
         answer = json.dumps(
-            {"candidates": [{"content": {"role": "model", "parts": [{"text": "done"}]}, "finishReason": "STOP"}]}
+            {
+                "candidates": [
+                    {
+                        "content": {"role": "model", "parts": [{"text": "done"}]},
+                        "finishReason": "STOP",
+                    }
+                ]
+            }
         ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -261,10 +305,15 @@ def test_declarations_reach_the_gemini_api_request(sb, json_schema):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeGemini)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     FakeGemini.bodies.clear()
-    client = Client(api_key="offline", http_options=types.HttpOptions(base_url=f"http://127.0.0.1:{server.server_port}"))
+    client = Client(
+        api_key="offline",
+        http_options=types.HttpOptions(base_url=f"http://127.0.0.1:{server.server_port}"),
+    )
     try:
         with temporary_feature_override(FeatureName.JSON_SCHEMA_FOR_FUNC_DECL, json_schema):
-            texts = run(_agent_run(Gemini(model="gemini-2.5-flash", client=client), sb, "list the files"))
+            texts = run(
+                _agent_run(Gemini(model="gemini-2.5-flash", client=client), sb, "list the files")
+            )
     finally:
         server.shutdown()
     assert texts == ["done"]
@@ -277,14 +326,20 @@ def test_declarations_reach_the_gemini_api_request(sb, json_schema):
         # The SDK sends the field by its proto name, which the API's JSON accepts as well.
         params = decls["head"]["parameters_json_schema"]
         assert params["properties"]["lines"] == {
-            "type": "integer", "minimum": 0, "maximum": 10000,
-            "description": params["properties"]["lines"]["description"], "default": 10,
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 10000,
+            "description": params["properties"]["lines"]["description"],
+            "default": 10,
         }
     else:
         params = decls["head"]["parameters"]
         assert params["type"] == "OBJECT" and params["required"] == ["path"]
         assert params["properties"]["lines"]["type"] == "INTEGER"
-        assert (params["properties"]["lines"]["minimum"], params["properties"]["lines"]["maximum"]) == (0, 10000)
+        assert (
+            params["properties"]["lines"]["minimum"],
+            params["properties"]["lines"]["maximum"],
+        ) == (0, 10000)
         assert "additionalProperties" not in json.dumps(params)
 
 
@@ -308,19 +363,29 @@ class ScriptedModel(BaseLlm):
                 for p in c.parts or []
                 if p.function_response
             ]
-            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=json.dumps(results))]))
+            yield LlmResponse(
+                content=types.Content(role="model", parts=[types.Part(text=json.dumps(results))])
+            )
             return
-        yield LlmResponse(content=types.Content(role="model", parts=[types.Part(function_call=call)]))
+        yield LlmResponse(
+            content=types.Content(role="model", parts=[types.Part(function_call=call)])
+        )
 
 
 async def _agent_run(model, sb, prompt, **toolset):
-    agent = LlmAgent(model=model, name="reader", instruction="Read files.",
-                     tools=[ReadboxToolset(working_directory=sb.root, **toolset)])
+    agent = LlmAgent(
+        model=model,
+        name="reader",
+        instruction="Read files.",
+        tools=[ReadboxToolset(working_directory=sb.root, **toolset)],
+    )
     runner = InMemoryRunner(agent=agent, app_name="readbox-test")
     session = await runner.session_service.create_session(app_name="readbox-test", user_id="u")
     texts = []
     async for event in runner.run_async(
-        user_id="u", session_id=session.id, new_message=types.Content(role="user", parts=[types.Part(text=prompt)])
+        user_id="u",
+        session_id=session.id,
+        new_message=types.Content(role="user", parts=[types.Part(text=prompt)]),
     ):
         for part in (event.content.parts if event.content else None) or []:
             if part.text and not event.partial:
@@ -334,7 +399,9 @@ def test_an_agent_loop_calls_two_tools(sb):
     model = ScriptedModel(requests=[])
     texts = run(_agent_run(model, sb, "what is left to do?"))
     assert len(model.requests) == 3
-    declared = [d.name for tool in model.requests[0].config.tools for d in tool.function_declarations]
+    declared = [
+        d.name for tool in model.requests[0].config.tools for d in tool.function_declarations
+    ]
     assert sorted(declared) == sorted(readbox.TOOLS)
     assert json.loads(texts[-1]) == [
         {"output": "# TODO: add\nprint(2 + 3)\n", "error": None, "truncated": False},
@@ -431,8 +498,12 @@ def test_mcp_toolset_drives_readbox_mcp(sb):
             tools = {t.name: t for t in await files.get_tools()}
             cat = await tools["cat"].run_async(args={"path": "main.py"}, tool_context=None)
             env = await tools["cat"].run_async(args={"path": ".env"}, tool_context=None)
-            out = await tools["cat"].run_async(args={"path": "../outside/secret.txt"}, tool_context=None)
-            grep = await tools["sh"].run_async(args={"command": "grep print . | wc"}, tool_context=None)
+            out = await tools["cat"].run_async(
+                args={"path": "../outside/secret.txt"}, tool_context=None
+            )
+            grep = await tools["sh"].run_async(
+                args={"command": "grep print . | wc"}, tool_context=None
+            )
         finally:
             await files.close()
         return sorted(tools), cat, env, out, grep
@@ -469,7 +540,16 @@ def test_uvx_serves_readbox_mcp_from_the_wheel(sb, tmp_path):
             connection_params=StdioConnectionParams(
                 server_params=StdioServerParameters(
                     command=uvx,
-                    args=["--offline", "--no-config", "--find-links", wheels, "--from", "readbox-tools", "readbox", "mcp"],
+                    args=[
+                        "--offline",
+                        "--no-config",
+                        "--find-links",
+                        wheels,
+                        "--from",
+                        "readbox-tools",
+                        "readbox",
+                        "mcp",
+                    ],
                     env={
                         "PATH": os.environ["PATH"],
                         "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
@@ -501,7 +581,11 @@ def test_a_crashed_or_hung_child_is_an_answer_for_the_agent(sb, monkeypatch):
         os.chmod(p, 0o755)
     monkeypatch.setattr(readbox, "find_bin", lambda: crash)
     r = run(ts.cat("a.txt"))
-    assert r == {"output": "", "error": "io: readbox gave no envelope (killed by signal 9)", "truncated": False}
+    assert r == {
+        "output": "",
+        "error": "io: readbox gave no envelope (killed by signal 9)",
+        "truncated": False,
+    }
     monkeypatch.setattr(readbox, "find_bin", lambda: hang)
     t = time.monotonic()
     r = run(ts.pwd())

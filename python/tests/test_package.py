@@ -30,16 +30,27 @@ def test_every_tool_answers_its_envelope(sb):
     sb.file("b.txt", "one\n2\nthree\n")
     sb.file("src/main.py", "print(2 + 3)\n")
     wd = dict(working_directory=sb.root)
-    assert readbox.call("cat", {"path": "a.txt"}, **wd) == {"output": "one\ntwo\nthree\n", "error": None, "truncated": False}
+    assert readbox.call("cat", {"path": "a.txt"}, **wd) == {
+        "output": "one\ntwo\nthree\n",
+        "error": None,
+        "truncated": False,
+    }
     assert readbox.call("cat", {"path": "a.txt", "from_line": 3}, **wd)["output"] == "three\n"
     assert readbox.call("pwd", {}, **wd)["output"] == sb.root + "\n"
     assert readbox.call("ls", {}, **wd)["output"] == "a.txt\nb.txt\nsrc/\n"
     assert readbox.call("ls", {"show_hidden": True}, **wd)["output"] == "a.txt\nb.txt\nsrc/\n"
     assert readbox.call("find", {"pattern": "*.py"}, **wd)["output"] == "src/main.py\n"
-    assert readbox.call("grep", {"pattern": "print", "path": "src"}, **wd)["output"] == "src/main.py:1:print(2 + 3)\n"
+    assert (
+        readbox.call("grep", {"pattern": "print", "path": "src"}, **wd)["output"]
+        == "src/main.py:1:print(2 + 3)\n"
+    )
     assert readbox.call("head", {"path": "a.txt", "lines": 1}, **wd)["output"] == "one\n"
     assert readbox.call("tail", {"path": "a.txt", "lines": 1}, **wd)["output"] == "three\n"
-    assert json.loads(readbox.call("wc", {"path": "a.txt"}, **wd)["output"]) == {"lines": 3, "words": 3, "bytes": 14}
+    assert json.loads(readbox.call("wc", {"path": "a.txt"}, **wd)["output"]) == {
+        "lines": 3,
+        "words": 3,
+        "bytes": 14,
+    }
     st = json.loads(readbox.call("stat", {"path": "a.txt"}, **wd)["output"])
     assert (st["path"], st["type"], st["size_bytes"]) == ("a.txt", "file", 14)
     d = readbox.call("diff", {"path_a": "a.txt", "path_b": "b.txt", "context_lines": 0}, **wd)
@@ -63,7 +74,12 @@ def test_notes_are_kept(sb):
 
 def test_excluded_and_outside_paths_are_denied(sb):
     wd = dict(working_directory=sb.root)
-    for path in (".env", "../outside/secret.txt", os.path.join(sb.outside, "secret.txt"), "../outside"):
+    for path in (
+        ".env",
+        "../outside/secret.txt",
+        os.path.join(sb.outside, "secret.txt"),
+        "../outside",
+    ):
         r = readbox.call("cat", {"path": path}, **wd)
         assert r["error"] == f"denied: {path}", r
         assert no_secret(r)
@@ -73,13 +89,24 @@ def test_excluded_and_outside_paths_are_denied(sb):
 
 def test_exclude_patterns_none_is_the_defaults_and_empty_is_none(sb):
     wd = dict(working_directory=sb.root)
-    assert readbox.call("cat", {"path": ".env"}, **wd, exclude_patterns=None)["error"] == "denied: .env"
+    assert (
+        readbox.call("cat", {"path": ".env"}, **wd, exclude_patterns=None)["error"]
+        == "denied: .env"
+    )
     opened = readbox.call("cat", {"path": ".env"}, **wd, exclude_patterns=[], redact=False)
     assert opened["output"].startswith("TOKEN=CANARY-DOTENV-")
     sb.file("notes.md", "n\n")
-    assert readbox.call("cat", {"path": "notes.md"}, **wd, exclude_patterns=["*.md"])["error"] == "denied: notes.md"
+    assert (
+        readbox.call("cat", {"path": "notes.md"}, **wd, exclude_patterns=["*.md"])["error"]
+        == "denied: notes.md"
+    )
     # The given patterns replace the defaults.
-    assert readbox.call("cat", {"path": ".env"}, **wd, exclude_patterns=["*.md"], redact=False)["error"] is None
+    assert (
+        readbox.call("cat", {"path": ".env"}, **wd, exclude_patterns=["*.md"], redact=False)[
+            "error"
+        ]
+        is None
+    )
 
 
 def test_allowed_directories_and_working_directory(sb):
@@ -87,20 +114,40 @@ def test_allowed_directories_and_working_directory(sb):
     sub = os.path.join(sb.root, "sub")
     r = readbox.call("cat", {"path": "x.txt"}, working_directory=sub, allowed_directories=[sb.root])
     assert r["output"] == "x\n"
-    assert readbox.call("cat", {"path": "../.env"}, working_directory=sub, allowed_directories=[sb.root])["error"] == "denied: ../.env"
+    assert (
+        readbox.call(
+            "cat", {"path": "../.env"}, working_directory=sub, allowed_directories=[sb.root]
+        )["error"]
+        == "denied: ../.env"
+    )
     # A relative root is taken from the working directory.
-    r = readbox.call("cat", {"path": "secret.txt"}, working_directory=sb.outside, allowed_directories=["."])
+    r = readbox.call(
+        "cat", {"path": "secret.txt"}, working_directory=sb.outside, allowed_directories=["."]
+    )
     assert r["output"] == CANARY + "\n"
-    assert readbox.call("cat", {"path": "../root/sub/x.txt"}, working_directory=sub, allowed_directories=["."])["error"] == "denied: ../root/sub/x.txt"
+    assert (
+        readbox.call(
+            "cat", {"path": "../root/sub/x.txt"}, working_directory=sub, allowed_directories=["."]
+        )["error"]
+        == "denied: ../root/sub/x.txt"
+    )
 
 
 def test_allowed_tools(sb):
     wd = dict(working_directory=sb.root)
-    assert readbox.call("grep", {"pattern": "x"}, **wd, allowed_tools=["cat"])["error"] == "disabled: grep is not enabled"
-    assert readbox.call("pwd", {}, **wd, allowed_tools=[])["error"] == "disabled: pwd is not enabled"
+    assert (
+        readbox.call("grep", {"pattern": "x"}, **wd, allowed_tools=["cat"])["error"]
+        == "disabled: grep is not enabled"
+    )
+    assert (
+        readbox.call("pwd", {}, **wd, allowed_tools=[])["error"] == "disabled: pwd is not enabled"
+    )
     assert readbox.schema(**wd, allowed_tools=[]) == []
     assert [t["name"] for t in readbox.schema(**wd, allowed_tools=["cat", "sh"])] == ["cat", "sh"]
-    assert readbox.sh("cat x | grep y", **wd, allowed_tools=["cat", "sh"])["error"] == "disabled: grep is not enabled"
+    assert (
+        readbox.sh("cat x | grep y", **wd, allowed_tools=["cat", "sh"])["error"]
+        == "disabled: grep is not enabled"
+    )
 
 
 def test_limits_reach_the_child(sb):
@@ -143,7 +190,9 @@ def test_bad_policy_arguments_raise_before_anything_runs(sb, kwargs, error):
         if key in kwargs:
             kwargs[key] = os.path.join(sb.root, kwargs[key])
     if kwargs.get("allowed_directories"):
-        kwargs["allowed_directories"] = [os.path.join(sb.root, d) for d in kwargs["allowed_directories"]]
+        kwargs["allowed_directories"] = [
+            os.path.join(sb.root, d) for d in kwargs["allowed_directories"]
+        ]
     with pytest.raises(error):
         readbox.call("pwd", {}, **dict(dict(working_directory=sb.root), **kwargs))
 
@@ -165,9 +214,15 @@ def test_the_callers_readbox_variables_do_not_override_the_arguments(sb, monkeyp
     monkeypatch.setenv("READBOX_EXCLUDE", "")
     monkeypatch.setenv("READBOX_TOOLS", "pwd")
     wd = dict(working_directory=sb.root)
-    assert readbox.call("cat", {"path": "a.txt"}, **wd) == {"output": "hello\n", "error": None, "truncated": False}
+    assert readbox.call("cat", {"path": "a.txt"}, **wd) == {
+        "output": "hello\n",
+        "error": None,
+        "truncated": False,
+    }
     assert readbox.call("cat", {"path": ".env"}, **wd)["error"] == "denied: .env"
-    assert readbox.call("cat", {"path": os.path.join(sb.outside, "secret.txt")}, **wd)["error"].startswith("denied:")
+    assert readbox.call("cat", {"path": os.path.join(sb.outside, "secret.txt")}, **wd)[
+        "error"
+    ].startswith("denied:")
 
 
 def test_the_caller_is_not_confined_by_a_call(sb):
@@ -187,7 +242,9 @@ def test_timeout_on_a_sparse_terabyte_ends_at_the_timeout(sb):
     path = sb.file("huge.bin", b"")
     os.truncate(path, 1 << 40)
     t = time.monotonic()
-    r = readbox.call("wc", {"path": "huge.bin"}, working_directory=sb.root, timeout=0.5, max_read_bytes=1 << 50)
+    r = readbox.call(
+        "wc", {"path": "huge.bin"}, working_directory=sb.root, timeout=0.5, max_read_bytes=1 << 50
+    )
     took = time.monotonic() - t
     assert r["error"] == "timeout: the call took longer than 0.5 s"
     assert 0.5 <= took < 1.5, took
@@ -200,7 +257,13 @@ def test_timeout_in_a_huge_tree_keeps_the_matches_found(sb):
         path = sb.file(f"tree/d{i:02}/f.txt", "needle\n" * 1200)
         os.truncate(path, 1 << 36)
     t = time.monotonic()
-    r = readbox.call("grep", {"pattern": "needle", "path": "tree"}, working_directory=sb.root, timeout=0.5, max_read_bytes=1 << 60)
+    r = readbox.call(
+        "grep",
+        {"pattern": "needle", "path": "tree"},
+        working_directory=sb.root,
+        timeout=0.5,
+        max_read_bytes=1 << 60,
+    )
     took = time.monotonic() - t
     assert r["error"] == "timeout: the call took longer than 0.5 s"
     assert r["output"].startswith("tree/d00/f.txt:1:needle\n"), r["output"][:200]
@@ -210,11 +273,15 @@ def test_timeout_in_a_huge_tree_keeps_the_matches_found(sb):
 def test_python_dash_m_readbox_runs_the_binary(sb):
     sb.file("a.txt", "hi\n")
     done = subprocess.run(
-        [sys.executable, "-m", "readbox", "cat", "a.txt"], cwd=sb.root, capture_output=True,
+        [sys.executable, "-m", "readbox", "cat", "a.txt"],
+        cwd=sb.root,
+        capture_output=True,
         env=dict(os.environ, READBOX_FORMAT="text"),
     )
     assert (done.returncode, done.stdout) == (0, b"hi\n")
-    done = subprocess.run([sys.executable, "-m", "readbox", "cat", ".env"], cwd=sb.root, capture_output=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "readbox", "cat", ".env"], cwd=sb.root, capture_output=True
+    )
     assert done.returncode == 2
     assert json.loads(done.stdout)["error"] == "denied: .env"
 
@@ -255,5 +322,9 @@ def test_a_child_that_outlives_its_timeout_is_killed(sb, monkeypatch):
     t = time.monotonic()
     r = readbox.call("pwd", {}, working_directory=sb.root, timeout=0.2)
     took = time.monotonic() - t
-    assert r == {"output": "", "error": "timeout: the call took longer than 0.2 s", "truncated": False}
+    assert r == {
+        "output": "",
+        "error": "timeout: the call took longer than 0.2 s",
+        "truncated": False,
+    }
     assert 2.2 <= took < 3.5, took
