@@ -84,7 +84,27 @@ def sh(command: str, **policy: Any) -> dict[str, Any]:
 def schema(**policy: Any) -> list[dict[str, Any]]:
     """The definitions of the enabled tools (`name`, `description`, `input_schema`), as
     `readbox schema` prints them."""
-    return _document(run_argv(Policy(**policy), ["schema"], None, uncapped=True), "schema")
+    p = Policy(**policy)
+    env = run_argv(p, ["schema"], None, uncapped=True)
+    if not env["truncated"]:
+        return _document(env, "schema")
+    return [
+        d
+        for t in schema_tools(p)
+        for d in _definition(run_argv(p.with_tools((t,)), ["schema"], None, uncapped=True))
+    ]
+
+
+def schema_tools(policy: Policy) -> tuple[str, ...]:
+    """The tools to ask for one by one when a locked output cap cuts the whole schema."""
+    return policy.settings["allowed_tools"] or TOOLS
+
+
+def _definition(env: dict[str, Any]) -> list[dict[str, Any]]:
+    # One tool's definition; none for a tool the configuration does not enable.
+    if env["error"] is not None and env["error"].startswith("config:"):
+        return []
+    return _document(env, "schema")
 
 
 # The runners below are shared with readbox.adk; they take a checked Policy.

@@ -159,6 +159,13 @@ class Policy:
         out["READBOX_FORMAT"] = "json"
         return out
 
+    def with_tools(self, tools: tuple[str, ...]) -> Policy:
+        """The same settings with only TOOLS enabled (a narrowing, which a lock allows)."""
+        other = object.__new__(Policy)
+        other.settings = dict(self.settings, allowed_tools=tools)
+        other.env = dict(self.env, READBOX_TOOLS=",".join(tools) or ",")
+        return other
+
     def __repr__(self) -> str:
         given = ", ".join(f"{k}={v!r}" for k, v in self.settings.items() if v is not None)
         return f"Policy({given})"

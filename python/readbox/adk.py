@@ -23,7 +23,16 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.base_toolset import BaseToolset, ToolPredicate
 from google.genai import types
 
-from . import Policy, ReadboxError, _document, run_argv, run_argv_async, run_async
+from . import (
+    Policy,
+    ReadboxError,
+    _definition,
+    _document,
+    run_argv,
+    run_argv_async,
+    run_async,
+    schema_tools,
+)
 
 __all__ = ["ReadboxTool", "ReadboxToolset"]
 
@@ -75,7 +84,8 @@ class ReadboxToolset(BaseToolset):
     (both on). A limit left at `None` is readbox's default or what its config file says. Bad
     values raise `ValueError` here, checked by the binary itself (`readbox policy`) as well, so a
     locked config file that refuses them refuses them now. The settings in effect are attributes
-    of the same names.
+    of the same names (`None` for one left out, if a locked output cap is too small for readbox
+    to print its policy).
     """
 
     def __init__(
@@ -108,32 +118,46 @@ class ReadboxToolset(BaseToolset):
             respect_ignore_files=respect_ignore_files,
         )
         # The binary checks the arguments as they are (a lock may refuse them); the settings are
-        # then read without the output cap, which is meant for the tools' answers.
+        # then read without the output cap, which is meant for the tools' answers. A locked cap
+        # too small for the policy document leaves the settings that were not given unknown.
         backstop = self._policy.settings["timeout"] or 10.0
         env = run_argv(self._policy, ["policy"], backstop)
         if env["error"] is not None:
             raise ValueError(env["error"])
         if env["truncated"]:
             env = run_argv(self._policy, ["policy"], backstop, uncapped=True)
-        settings = _document(env, "policy")["settings"]
-        self.working_directory: str = settings["working_directory"]["value"]
-        self.allowed_directories: list[str] = settings["allowed_directories"]["value"]
-        self.allowed_tools: list[str] = settings["allowed_tools"]["value"]
-        self.exclude_patterns: list[str] = settings["exclude_patterns"]["value"]
-        self.timeout: float = settings["timeout"]["value"]
-        self.max_output_bytes: int = (
-            self._policy.settings["max_output_bytes"] or settings["max_output_bytes"]["value"]
-        )
-        self.max_read_bytes: int = settings["max_read_bytes"]["value"]
-        self.max_entries: int = settings["max_entries"]["value"]
-        self.redact: bool = settings["redact"]["value"]
-        self.respect_ignore_files: bool = settings["respect_ignore_files"]["value"]
+        given = dict(self._policy.settings)
+        if not env["truncated"]:
+            doc = _document(env, "policy")["settings"]
+            given = {k: doc[k]["value"] if v is None else v for k, v in given.items()}
+            given["max_output_bytes"] = (
+                self._policy.settings["max_output_bytes"] or doc["max_output_bytes"]["value"]
+            )
+        self.working_directory: str = given["working_directory"]
+        self.allowed_directories: Optional[list[str]] = _list(given["allowed_directories"])
+        self.allowed_tools: Optional[list[str]] = _list(given["allowed_tools"])
+        self.exclude_patterns: Optional[list[str]] = _list(given["exclude_patterns"])
+        self.timeout: Optional[float] = given["timeout"]
+        self.max_output_bytes: Optional[int] = given["max_output_bytes"]
+        self.max_read_bytes: Optional[int] = given["max_read_bytes"]
+        self.max_entries: Optional[int] = given["max_entries"]
+        self.redact: Optional[bool] = given["redact"]
+        self.respect_ignore_files: Optional[bool] = given["respect_ignore_files"]
         self._tools: Optional[list[ReadboxTool]] = None
 
     async def get_tools(self, readonly_context: Optional[ReadonlyContext] = None) -> list[BaseTool]:
         if self._tools is None:
             env = await run_argv_async(self._policy, ["schema"], self.timeout, uncapped=True)
-            self._tools = [ReadboxTool(self, d) for d in _document(env, "schema")]
+            if not env["truncated"]:
+                definitions = _document(env, "schema")
+            else:
+                # A locked output cap below the whole schema: one tool at a time.
+                definitions = []
+                for name in schema_tools(self._policy):
+                    one = self._policy.with_tools((name,))
+                    env = await run_argv_async(one, ["schema"], self.timeout, uncapped=True)
+                    definitions += _definition(env)
+            self._tools = [ReadboxTool(self, d) for d in definitions]
         return [t for t in self._tools if self._is_tool_selected(t, readonly_context)]
 
     async def _call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -213,6 +237,10 @@ class ReadboxToolset(BaseToolset):
     async def sh(self, command: str) -> dict[str, Any]:
         """One command line through `readbox sh`."""
         return await self._call("sh", {"command": command})
+
+
+def _list(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _json_schema_declarations() -> bool:

@@ -592,3 +592,22 @@ def test_a_crashed_or_hung_child_is_an_answer_for_the_agent(sb, monkeypatch):
     assert r["error"] == "timeout: the call took longer than 0.2 s"
     assert 2.2 <= time.monotonic() - t < 3.5
     assert _readbox_children() == []
+
+
+def test_a_locked_config_binds_the_toolset(sb, monkeypatch):
+    """Arguments left out take the locked values; one that widens the lock is refused when the
+    toolset is made; a locked output cap below the whole schema still declares every tool."""
+    cfg = sb.write(
+        "readbox.toml",
+        f'lock = true\nmax_output_bytes = 4000\nallowed_directories = ["{sb.root}"]\n',
+    )
+    monkeypatch.setenv("READBOX_CONFIG", cfg)
+    ts = ReadboxToolset(working_directory=sb.root)
+    assert (ts.max_output_bytes, ts.allowed_directories) == (4000, [sb.root])
+    assert [t.name for t in run(ts.get_tools())] == list(readbox.TOOLS)
+    with pytest.raises(ValueError, match="above the locked 4000"):
+        ReadboxToolset(working_directory=sb.root, max_output_bytes=5000)
+    with pytest.raises(ValueError, match="not within the locked roots"):
+        ReadboxToolset(working_directory=sb.base, allowed_directories=[sb.base])
+    r = readbox.call("pwd", {}, working_directory=sb.root, max_output_bytes=5000)
+    assert r["error"] == "config: READBOX_MAX_OUTPUT_BYTES: 5000 is above the locked 4000"
