@@ -302,48 +302,14 @@ const MAX_COMMAND_LINE: usize = 1 << 20;
 /// from line to line. `first` is the call object made for the session's start: it answers only
 /// if the session cannot start. Returns the status of the last line (0 for none).
 fn shell_session(policy: &Policy, gate: &Gate, first: &Arc<Call>) -> i32 {
-    use std::io::BufRead;
     // From now on the lines answer; the first call object never does.
     first.answered.store(true, Ordering::SeqCst);
     let home = gate.workdir();
     let mut input = std::io::stdin().lock();
     let mut status = EXIT_SUCCESS;
-    let mut pending: Vec<u8> = Vec::new();
     loop {
-        let mut line = Vec::new();
-        let read = std::io::Read::take(&mut input, (MAX_COMMAND_LINE + 1) as u64)
-            .read_until(b'\n', &mut line);
-        let eof = matches!(read, Ok(0) | Err(_));
-        if eof && pending.is_empty() {
+        let Some((command, eof)) = next_command_line(&mut input) else {
             return status;
-        }
-        let command: Result<Vec<u8>, Error> = if line.len() > MAX_COMMAND_LINE {
-            // The rest of this input line is skipped.
-            let _ = input.skip_until(b'\n');
-            pending.clear();
-            Err(Error::Usage(format!(
-                "the command line is longer than {MAX_COMMAND_LINE} bytes"
-            )))
-        } else if pending.is_empty() && is_json_command(&line) {
-            args::parse_json(dispatch::tool(registry::SHELL), line.trim_ascii())
-                .map(|a| a.bytes(0).to_vec())
-        } else {
-            pending.extend_from_slice(&line);
-            if !eof && sh::is_incomplete(&pending) {
-                continue;
-            }
-            if pending.len() > MAX_COMMAND_LINE {
-                pending.clear();
-                Err(Error::Usage(format!(
-                    "the command line is longer than {MAX_COMMAND_LINE} bytes"
-                )))
-            } else {
-                let mut text = std::mem::take(&mut pending);
-                if text.ends_with(b"\n") {
-                    text.pop();
-                }
-                Ok(text)
-            }
         };
         let (line_status, exit) = session_line(policy, gate, first.audit.as_ref(), &home, command);
         status = line_status;
@@ -351,6 +317,66 @@ fn shell_session(policy: &Policy, gate: &Gate, first: &Arc<Call>) -> i32 {
             return status;
         }
     }
+}
+
+/// The next command line of a session's `input`: physical lines up to one after which the line
+/// does not go on ([`sh::Continuation`]), or one physical line holding a JSON object
+/// `{"command": …}`. `None` at the end of input; else the line (its final newline taken off, or
+/// a `usage:` error for one longer than [`MAX_COMMAND_LINE`], read to its end but not kept) and
+/// whether the input ended with it. Input is read in pieces, so memory stays bounded.
+fn next_command_line(input: &mut impl std::io::BufRead) -> Option<(Result<Vec<u8>, Error>, bool)> {
+    let mut text: Vec<u8> = Vec::new();
+    let mut too_long = false;
+    let mut reader = sh::Continuation::new();
+    let (mut read_any, mut eof, mut physical) = (false, false, 0);
+    loop {
+        let (ended, taken) = match input.fill_buf() {
+            Ok([]) | Err(_) => {
+                eof = true;
+                break;
+            }
+            Ok(buf) => {
+                let (piece, ended) = match memchr::memchr(b'\n', buf) {
+                    Some(i) => (&buf[..=i], true),
+                    None => (buf, false),
+                };
+                reader.push(piece);
+                if text.len() + piece.len() > MAX_COMMAND_LINE + 1 {
+                    too_long = true;
+                    text = Vec::new();
+                } else if !too_long {
+                    text.extend_from_slice(piece);
+                }
+                (ended, piece.len())
+            }
+        };
+        input.consume(taken);
+        read_any = true;
+        if ended {
+            physical += 1;
+            if physical == 1 && !too_long && is_json_command(&text) {
+                let json = args::parse_json(dispatch::tool(registry::SHELL), text.trim_ascii())
+                    .map(|a| a.bytes(0).to_vec());
+                return Some((json, false));
+            }
+            if !reader.goes_on() {
+                break;
+            }
+        }
+    }
+    if !read_any {
+        return None;
+    }
+    if too_long {
+        let e = Error::Usage(format!(
+            "the command line is longer than {MAX_COMMAND_LINE} bytes"
+        ));
+        return Some((Err(e), eof));
+    }
+    if text.ends_with(b"\n") {
+        text.pop();
+    }
+    Some((Ok(text), eof))
 }
 
 /// Whether a session's input line is one JSON object (`{"command": …}`), the form for a

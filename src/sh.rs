@@ -20,6 +20,7 @@
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
+use std::sync::atomic::Ordering::Relaxed;
 
 use crate::call::{Ctx, Stdin};
 use crate::envelope::{Output, Stop};
@@ -32,7 +33,9 @@ use crate::tools::{self, Tool};
 pub mod glob;
 pub mod parse;
 
-use parse::{AndOr, Command, Connector, Line, ParseError, Pipeline, Redirect};
+pub use parse::Continuation;
+
+use parse::{AndOr, Command, Connector, Line, Pipeline, Redirect};
 
 /// The builtins, besides the tools (pwd is the tool).
 const BUILTINS: &[&str] = &["cd", "echo", "true", "false", "exit"];
@@ -87,18 +90,16 @@ pub fn run_line(ctx: &Ctx<'_>, line: &[u8], home: &std::path::Path) -> Ended {
         Ok(l) => l,
         Err(e) => return refused(ctx, e.into_error()),
     };
-    let shell = Shell { ctx, home };
+    let shell = Shell {
+        ctx,
+        home,
+        expanded: std::sync::atomic::AtomicUsize::new(0),
+    };
     let plans = match shell.plan(&parsed) {
         Ok(p) => p,
         Err(e) => return refused(ctx, e),
     };
     shell.run(&parsed, &plans)
-}
-
-/// Whether `line` is complete (a session reads on when it is not: an open quote, a final `\`,
-/// `|`, `&&` or `||`).
-pub fn is_incomplete(line: &[u8]) -> bool {
-    matches!(parse::parse(line), Err(ParseError::Incomplete(_)))
 }
 
 /// A line refused before anything ran: its error is the answer's, and shown in the output as a
@@ -154,6 +155,8 @@ enum Dest {
 struct Shell<'a> {
     ctx: &'a Ctx<'a>,
     home: &'a std::path::Path,
+    /// The bytes of the words expanded so far for this line, within [`glob::MAX_WORDS_BYTES`].
+    expanded: std::sync::atomic::AtomicUsize,
 }
 
 fn pipelines(list: &AndOr) -> impl Iterator<Item = &Pipeline> {
@@ -325,15 +328,36 @@ impl Shell<'_> {
         let mut words = Vec::with_capacity(cmd.words.len());
         let mut globbed = false;
         for w in &cmd.words {
+            let before = words.len();
             match &w.glob {
-                Some(pattern) => match glob::expand(self.ctx, pattern)? {
-                    Some(names) => {
-                        globbed = true;
-                        words.extend(names.into_iter().map(OsString::from_vec));
+                // A glob lists directories: only where a tool that lists them is enabled.
+                Some(_)
+                    if !["ls", "find"]
+                        .iter()
+                        .any(|t| self.ctx.policy.tools.contains(t)) =>
+                {
+                    return Err(Error::Usage(format!(
+                        "readbox sh expands globs only where ls or find is enabled: {} (quote \
+                         it to keep it as written)",
+                        w.source
+                    )));
+                }
+                Some(pattern) => {
+                    let room = glob::MAX_WORDS_BYTES.saturating_sub(self.expanded.load(Relaxed));
+                    match glob::expand(self.ctx, pattern, room)? {
+                        Some(names) => {
+                            globbed = true;
+                            words.extend(names.into_iter().map(OsString::from_vec));
+                        }
+                        None => words.push(OsString::from_vec(w.text.clone())),
                     }
-                    None => words.push(OsString::from_vec(w.text.clone())),
-                },
+                }
                 None => words.push(OsString::from_vec(w.text.clone())),
+            }
+            let added: usize = words[before..].iter().map(|w| w.len() + 1).sum();
+            let used = self.expanded.fetch_add(added, Relaxed) + added;
+            if used > glob::MAX_WORDS_BYTES {
+                return Err(glob::too_long());
             }
         }
         Ok((words, globbed))
@@ -457,6 +481,7 @@ impl Shell<'_> {
         let last = std::thread::scope(|scope| {
             let mut handles = Vec::with_capacity(n - 1);
             let mut last = None;
+            let mut unstarted = None;
             for (i, (reader, writer)) in readers.into_iter().zip(writers).enumerate() {
                 let cmd = &p.commands[i];
                 let plan = &plans[i];
@@ -466,7 +491,7 @@ impl Shell<'_> {
                     break;
                 }
                 let writer = writer.expect("every stage but the last writes into a pipe");
-                handles.push(scope.spawn(move || {
+                let started = std::thread::Builder::new().spawn_scoped(scope, move || {
                     let out = Output::to_pipe(writer, budget.piped());
                     let ended = match self.stdin_of(cmd, piped) {
                         Ok(stdin) => self.stage(cmd, plan, stdin, Some(&out), false),
@@ -474,12 +499,27 @@ impl Shell<'_> {
                     };
                     drop(out.drain());
                     ended
-                }));
+                });
+                match started {
+                    Ok(h) => handles.push(h),
+                    // No thread left for a stage (a memory or process limit): nothing more
+                    // starts, and the line fails with the reason.
+                    Err(e) => {
+                        unstarted = Some(Error::io("|", &e));
+                        break;
+                    }
+                }
             }
-            let (cmd, plan, piped) = last.expect("a pipeline has a last stage");
-            let ended = match self.stdin_of(cmd, piped) {
-                Ok(stdin) => self.stage(cmd, plan, stdin, None, false),
-                Err(e) => self.failed_redirect(cmd, e),
+            let ended = match (unstarted, last) {
+                (Some(e), _) => {
+                    let _ = self.ctx.out.diagnostic(&format!("sh: {e}\n"));
+                    Ended::new(EXIT_ERROR, Some(e))
+                }
+                (None, Some((cmd, plan, piped))) => match self.stdin_of(cmd, piped) {
+                    Ok(stdin) => self.stage(cmd, plan, stdin, None, false),
+                    Err(e) => self.failed_redirect(cmd, e),
+                },
+                (None, None) => unreachable!("a pipeline has a last stage"),
             };
             // The stages before stop at their next read, write or directory entry.
             budget.cancel();

@@ -197,11 +197,13 @@ fn read_entries(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Listed>, E
         if name == b"." || name == b".." {
             continue;
         }
-        ctx.budget.charge_entry()?;
         let name = OsStr::from_bytes(name);
         if ctx.gate.excluded_child(dir, name) {
             continue;
         }
+        // Charged once it is known not to be excluded, so that the budget never tells whether
+        // an excluded name exists (docs/security.md#excludes-on-every-component).
+        ctx.budget.charge_entry()?;
         let kind = match Kind::from_file_type(entry.file_type()) {
             Some(k) => Some(k),
             None => ctx.gate.kind_of_child(dir, name, shown)?,

@@ -16,12 +16,27 @@ use crate::resolve::Kind;
 /// characters escaped with `\`) matches, in byte order; `None` when it matches none, and the
 /// word then stays as written.
 ///
+/// `room` is how many bytes the names may take in all.
+///
 /// # Errors
-/// `limit:` past `max_entries`; other errors of a directory read make that directory match
-/// nothing, as bash's own reads do.
-pub fn expand(ctx: &Ctx<'_>, pattern: &[u8]) -> Result<Option<Vec<Vec<u8>>>, Error> {
+/// `limit:` past `max_entries`; `usage:` when the names would take more than `room` bytes; other
+/// errors of a directory read make that directory match nothing, as bash's own reads do.
+pub fn expand(ctx: &Ctx<'_>, pattern: &[u8], room: usize) -> Result<Option<Vec<Vec<u8>>>, Error> {
+    if let Some(what) = collating(pattern) {
+        return Err(Error::Usage(format!(
+            "readbox sh does not match collating symbols or equivalence classes: {what}…]"
+        )));
+    }
     let absolute = pattern.starts_with(b"/");
     let parts: Vec<&[u8]> = pattern.split(|&b| b == b'/').collect();
+    // Bounds that no path can pass (the resolver's components, a name's 255 bytes, with room for
+    // what a bracket expression spells out), so a glob's own size never sets its cost.
+    if parts.len() > MAX_PARTS || parts.iter().any(|p| p.len() > MAX_PART) {
+        return Err(Error::Usage(format!(
+            "a glob longer than {MAX_PARTS} components or with one longer than {MAX_PART} bytes \
+             matches no name"
+        )));
+    }
     // Each candidate is a path prefix as it will be written (`sub/`, `/`, or empty).
     let mut found: Vec<Vec<u8>> = vec![if absolute { b"/".to_vec() } else { Vec::new() }];
     let parts = if absolute { &parts[1..] } else { &parts[..] };
@@ -50,9 +65,14 @@ pub fn expand(ctx: &Ctx<'_>, pattern: &[u8]) -> Result<Option<Vec<Vec<u8>>>, Err
         }
         any_glob = true;
         let mut next = Vec::new();
+        let mut bytes = 0;
         for dir in &found {
             let listed = if dir.is_empty() { b"." as &[u8] } else { dir };
             for name in matches_in(ctx, listed, part)? {
+                bytes += dir.len() + name.len() + 1;
+                if bytes > room {
+                    return Err(too_long());
+                }
                 let mut path = dir.clone();
                 path.extend_from_slice(&name);
                 if !is_last {
@@ -79,6 +99,23 @@ pub fn expand(ctx: &Ctx<'_>, pattern: &[u8]) -> Result<Option<Vec<Vec<u8>>>, Err
     Ok((!found.is_empty()).then_some(found))
 }
 
+/// The most bytes the words of one command line take once its globs are expanded (as bash's
+/// `ARG_MAX` bounds a program's arguments): memory stays bounded whatever a glob matches.
+pub const MAX_WORDS_BYTES: usize = 2 << 20;
+
+/// The most components of a glob, as the resolver takes them.
+const MAX_PARTS: usize = 4096;
+
+/// The longest component of a glob.
+const MAX_PART: usize = 4096;
+
+/// The error of a line whose words, globs expanded, pass [`MAX_WORDS_BYTES`].
+pub fn too_long() -> Error {
+    Error::Usage(format!(
+        "the command line's words, globs expanded, take more than {MAX_WORDS_BYTES} bytes"
+    ))
+}
+
 /// The entries of the directory `dir` whose names match `part`.
 fn matches_in(ctx: &Ctx<'_>, dir: &[u8], part: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
     let Ok(node) = ctx.gate.resolve(dir) else {
@@ -103,6 +140,58 @@ fn matches_in(ctx: &Ctx<'_>, dir: &[u8], part: &[u8]) -> Result<Vec<Vec<u8>>, Er
         .filter(|n| dot || !n.starts_with(b"."))
         .filter(|n| matches(&pat, &units(n, false)))
         .collect())
+}
+
+/// The `[.` or `[=` that opens a collating symbol or an equivalence class inside a bracket
+/// expression (`[[.a.]]`, `[[=a=]]`), which readbox does not match as bash does.
+fn collating(pattern: &[u8]) -> Option<&'static str> {
+    // Bytes, not characters: every byte looked for is ASCII, which UTF-8 never holds inside a
+    // character. `\\` escapes the byte after it.
+    let mut escaped = vec![false; pattern.len()];
+    let mut i = 0;
+    while i < pattern.len() {
+        if pattern[i] == b'\\' && i + 1 < pattern.len() {
+            escaped[i + 1] = true;
+            i += 1;
+        }
+        i += 1;
+    }
+    let lit = |i: usize, b: u8| pattern.get(i) == Some(&b) && !escaped[i];
+    let mut i = 0;
+    while i < pattern.len() {
+        if !lit(i, b'[') {
+            i += 1;
+            continue;
+        }
+        // A bracket expression: `!` or `^`, a first `]` that is a member, then up to `]`.
+        let mut j = i + 1;
+        if lit(j, b'!') || lit(j, b'^') {
+            j += 1;
+        }
+        if lit(j, b']') {
+            j += 1;
+        }
+        while j < pattern.len() && !lit(j, b']') {
+            if lit(j, b'[') && lit(j + 1, b'.') {
+                return Some("[.");
+            }
+            if lit(j, b'[') && lit(j + 1, b'=') {
+                return Some("[=");
+            }
+            if lit(j, b'[') && lit(j + 1, b':') {
+                // A class, to its `:]`.
+                j += 2;
+                while j < pattern.len() && !(lit(j, b':') && lit(j + 1, b']')) {
+                    j += 1;
+                }
+                j += 2;
+                continue;
+            }
+            j += 1;
+        }
+        i = j + 1;
+    }
+    None
 }
 
 /// Whether a pattern part holds an unescaped `*`, `?` or `[`.
@@ -290,6 +379,18 @@ mod tests {
 
     fn m(p: &str, n: &str) -> bool {
         name_matches(p.as_bytes(), OsStr::new(n))
+    }
+
+    #[test]
+    fn collating_symbols_and_equivalence_classes_are_named() {
+        let c = |p: &str| collating(p.as_bytes());
+        assert_eq!(c("[[.a.]]"), Some("[."));
+        assert_eq!(c("x[![=a=]]"), Some("[="));
+        assert_eq!(c("[[:alpha:][.a.]]"), Some("[."));
+        assert_eq!(c("[[:alpha:]]*"), None);
+        assert_eq!(c("[.]"), None);
+        assert_eq!(c("\\[[.a.]]"), None);
+        assert_eq!(c("a[b"), None);
     }
 
     #[test]

@@ -67,7 +67,8 @@ pub struct Word {
     /// When the word holds an unquoted `*`, `?` or `[`: the glob pattern, with every quoted
     /// character that a glob treats specially escaped with `\`.
     pub glob: Option<Vec<u8>>,
-    /// The word as written in the command line.
+    /// The word as written in the command line (a word that is not UTF-8 and holds no glob: in
+    /// `$'…'` quoting, as it pastes back).
     pub source: String,
 }
 
@@ -152,6 +153,131 @@ struct Lexer<'a> {
 }
 
 /// Bytes that end an unquoted word (bash's metacharacters).
+/// The most words and operators one command line may hold: a bound on the memory its parse
+/// takes (bash has none; agents' lines hold a few dozen).
+pub const MAX_TOKENS: usize = 10_000;
+
+/// The most commands one pipeline may hold: each runs on a thread of its own.
+pub const MAX_STAGES: usize = 32;
+
+/// Where a session's input stands, read as bash reads a script: whether the command line so far
+/// goes on past the end of its last physical line (a quote left open, a final `\`, `|`, `&&` or
+/// `||`). Each byte is looked at once, as it arrives, so input of any length costs time in
+/// proportion to it and no memory; the parse of the whole command line stays the judge of what
+/// it means.
+#[derive(Debug, Default)]
+pub struct Continuation {
+    quote: Quote,
+    /// The byte before was a `\` that escapes this one.
+    escaped: bool,
+    /// The last byte was a newline that a `\` escaped: a line continuation.
+    continued: bool,
+    /// The byte before was an unquoted `$`: a `'` now opens `$'…'`.
+    dollar: bool,
+    /// Inside a comment, up to the end of the physical line.
+    comment: bool,
+    /// At a place where `#` starts a comment: after a blank, an operator or a line's start.
+    word_start: bool,
+    /// The last two bytes outside quotes, comments and blanks (`&&`, `||` or `|` at the end
+    /// means the command goes on).
+    last: [u8; 2],
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Quote {
+    #[default]
+    None,
+    Single,
+    Double,
+    AnsiC,
+}
+
+impl Continuation {
+    /// A reader at the start of a command line.
+    pub fn new() -> Continuation {
+        Continuation {
+            word_start: true,
+            ..Continuation::default()
+        }
+    }
+
+    /// Reads the next bytes of the input (any part of a physical line).
+    pub fn push(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.byte(b);
+        }
+    }
+
+    /// Whether the command line goes on past the newline that ended the bytes pushed so far.
+    pub fn goes_on(&self) -> bool {
+        self.quote != Quote::None
+            || self.escaped
+            || self.continued
+            || matches!(self.last, [_, b'|'] | [b'&', b'&'])
+    }
+
+    fn byte(&mut self, b: u8) {
+        self.continued = self.escaped && b == b'\n';
+        if self.escaped {
+            // The escaped byte is literal (a newline: the line goes on).
+            self.escaped = false;
+            if self.quote == Quote::None {
+                self.last = [self.last[1], b'a'];
+                self.word_start = false;
+            }
+            return;
+        }
+        match self.quote {
+            Quote::Single => {
+                if b == b'\'' {
+                    self.quote = Quote::None;
+                }
+                return;
+            }
+            Quote::Double | Quote::AnsiC => {
+                let close = if self.quote == Quote::Double {
+                    b'"'
+                } else {
+                    b'\''
+                };
+                if b == b'\\' {
+                    self.escaped = true;
+                } else if b == close {
+                    self.quote = Quote::None;
+                }
+                return;
+            }
+            Quote::None => {}
+        }
+        if self.comment {
+            if b == b'\n' {
+                self.comment = false;
+                self.word_start = true;
+            }
+            return;
+        }
+        let dollar = std::mem::take(&mut self.dollar);
+        match b {
+            b' ' | b'\t' | b'\n' => {
+                self.word_start = true;
+                return;
+            }
+            b'#' if self.word_start => {
+                self.comment = true;
+                return;
+            }
+            b'\\' => self.escaped = true,
+            b'\'' if dollar => self.quote = Quote::AnsiC,
+            b'\'' => self.quote = Quote::Single,
+            b'"' => self.quote = Quote::Double,
+            b'$' => self.dollar = true,
+            _ => {}
+        }
+        self.word_start = is_meta(b);
+        self.last = [self.last[1], b];
+    }
+}
+
 fn is_meta(b: u8) -> bool {
     matches!(
         b,
@@ -172,6 +298,11 @@ impl<'a> Lexer<'a> {
     fn tokens(mut self) -> Parsed<Vec<Token>> {
         let mut out = Vec::new();
         loop {
+            if out.len() >= MAX_TOKENS {
+                return refuse(format!(
+                    "the command line holds more than {MAX_TOKENS} words and operators"
+                ));
+            }
             // Blanks, and `\` before a newline (a line continuation), separate tokens.
             while let Some(b) = self.peek(0) {
                 if b == b' ' || b == b'\t' {
@@ -243,9 +374,14 @@ impl<'a> Lexer<'a> {
                     let start = self.at;
                     let word = self.word()?;
                     // Digits written right before `<` or `>` name a file descriptor.
+                    // A line continuation is gone before bash splits words: `2\<newline>>` is `2>`.
                     let digits = !word.text.is_empty()
                         && word.text.iter().all(u8::is_ascii_digit)
-                        && word.source.bytes().all(|c| c.is_ascii_digit());
+                        && word
+                            .source
+                            .replace("\\\n", "")
+                            .bytes()
+                            .all(|c| c.is_ascii_digit());
                     if digits && matches!(self.peek(0), Some(b'<' | b'>')) {
                         let fd = std::str::from_utf8(&word.text)
                             .ok()
@@ -321,10 +457,15 @@ impl<'a> Lexer<'a> {
         // The pattern as a glob reads it: quoted specials escaped.
         let mut pattern = Vec::new();
         let mut globbed = false;
+        // The last byte was an unquoted `=` or `:`, after which bash expands `~` in a word that
+        // reads as an assignment (`a=~/x`, `a=b:~`).
+        let mut after_assign = false;
         while let Some(b) = self.peek(0) {
             if is_meta(b) {
                 break;
             }
+            let assigning = after_assign;
+            after_assign = matches!(b, b'=' | b':');
             match b {
                 b'\\' => {
                     match self.peek(1) {
@@ -378,7 +519,7 @@ impl<'a> Lexer<'a> {
                         b as char
                     ));
                 }
-                b'~' if self.at == start => {
+                b'~' if self.at == start || assigning => {
                     return refuse(
                         "readbox sh does not expand ~: write the path (the roots are the home)",
                     );
@@ -402,7 +543,13 @@ impl<'a> Lexer<'a> {
                 }
             }
         }
-        let source = String::from_utf8_lossy(&self.src[start..self.at]).into_owned();
+        let source = match std::str::from_utf8(&self.src[start..self.at]) {
+            Ok(written) => written.to_string(),
+            // Bytes that are not UTF-8 are written back in `$'…'` quoting, so that the word
+            // pastes back as the same bytes (a glob is kept as written: quoting would stop it).
+            Err(_) if !globbed => crate::names::shell_word(&text),
+            Err(_) => String::from_utf8_lossy(&self.src[start..self.at]).into_owned(),
+        };
         Ok(Word {
             text,
             glob: globbed.then_some(pattern),
@@ -711,6 +858,11 @@ impl Parser {
             self.at += 1;
             self.skip_newlines("|")?;
             commands.push(self.command()?);
+            if commands.len() > MAX_STAGES {
+                return refuse(format!(
+                    "readbox sh runs at most {MAX_STAGES} commands in one pipeline"
+                ));
+            }
         }
         Ok(Pipeline { negated, commands })
     }
@@ -958,6 +1110,49 @@ mod tests {
                 Redirect::DiscardBoth
             ]
         );
+    }
+
+    /// Whether `src`, pushed physical line by physical line, goes on after its last line.
+    fn goes_on(src: &str) -> bool {
+        let mut c = Continuation::new();
+        c.push(src.as_bytes());
+        c.push(b"\n");
+        c.goes_on()
+    }
+
+    #[test]
+    fn a_session_reads_on_where_the_parse_would_be_incomplete() {
+        for src in [
+            "cat 'a",
+            "cat \"a",
+            "cat a |",
+            "cat a &&",
+            "cat a ||",
+            "cat a \\",
+            "cat $'a",
+            "cat a && # more",
+            "cat \"a\\\"",
+            "cat $'a\\'",
+            "cat a |\n",
+        ] {
+            assert!(goes_on(src), "{src:?}");
+            assert!(
+                matches!(parse(src.as_bytes()), Err(ParseError::Incomplete(_))),
+                "{src:?}"
+            );
+        }
+        for src in [
+            "cat a",
+            "cat 'a'",
+            "echo a # it's",
+            "echo a#b",
+            "cat a; ",
+            "echo \\\\",
+            "echo '\\'",
+            "cat a >&2",
+        ] {
+            assert!(!goes_on(src), "{src:?}");
+        }
     }
 
     #[test]

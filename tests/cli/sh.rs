@@ -298,3 +298,107 @@ fn a_session_whose_directory_is_removed_runs_the_next_line_there_not_elsewhere()
     );
     child.wait().unwrap();
 }
+
+#[test]
+fn a_session_reads_a_quote_left_open_in_bounded_memory_and_time() {
+    // The input once grew without bound and was parsed again at every line.
+    let env = fixture();
+    let line = format!("{}\n", "x".repeat(100_000));
+    env.write(
+        "in.txt",
+        format!("echo '\n{}'\necho after\n", line.repeat(40)),
+    );
+    let (a, kib) = env.measured_output::<&str>("sh", &[], Some("in.txt"));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&a.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{a:?}");
+    assert_eq!(
+        lines[0]["error"],
+        "usage: the command line is longer than 1048576 bytes"
+    );
+    assert_eq!(lines[1]["output"], "after\n");
+    assert!(kib < 16 * 1024, "peak {kib} KiB");
+}
+
+#[test]
+fn a_line_is_bounded_in_words_stages_and_expanded_bytes() {
+    let env = fixture();
+    for i in 0..300 {
+        env.write(&format!("many/f{i:03}"), "");
+    }
+    // Globs whose names pass 2 MiB, once 127 MB for this line.
+    let prefix = "./".repeat(4000);
+    let (a, kib) = env.run_measured("sh", &["-c", &format!("echo {prefix}many/* | wc")]);
+    a.fails("usage", "globs expanded, take more than 2097152 bytes");
+    assert!(kib < 16 * 1024, "peak {kib} KiB");
+    let a = sh(&env, &format!("echo {}many/*", "./".repeat(5000)));
+    a.fails("usage", "a glob longer than 4096 components");
+    // One thread per stage: a pipeline holds at most 32.
+    sh(&env, &format!("cat a.txt{}", " | cat".repeat(31))).ok("hello\nneedle\n");
+    let a = sh(&env, &format!("cat a.txt{}", " | cat".repeat(32)));
+    a.fails("usage", "at most 32 commands in one pipeline");
+    // Words and operators.
+    let a = sh(&env, &format!("echo{}", " x".repeat(10_000)));
+    a.fails("usage", "more than 10000 words and operators");
+}
+
+#[test]
+fn words_are_split_and_expanded_as_bash_does_or_refused() {
+    let env = fixture();
+    // A line continuation is gone before the words are split: `2\<newline>>` is `2>`.
+    sh(&env, "cat a.txt 2\\\n>/dev/null").ok("hello\nneedle\n");
+    // bash expands `~` after `=` and `:` in a word that reads as an assignment.
+    sh(&env, "echo a=~/x").fails("usage", "does not expand ~");
+    sh(&env, "echo a=b:~").fails("usage", "does not expand ~");
+    sh(&env, "echo x~ a=x~").ok("x~ a=x~\n");
+    // Collating symbols and equivalence classes are not matched as bash does.
+    sh(&env, "echo [[.a.]].txt").fails("usage", "collating symbols");
+    sh(&env, "echo [[:lower:]].txt").ok("a.txt c.txt\n");
+}
+
+#[test]
+fn globs_list_directories_only_where_ls_or_find_is_enabled() {
+    let mut env = fixture();
+    env.var("READBOX_TOOLS", "cat,sh");
+    sh(&env, "echo sub/*").fails("usage", "only where ls or find is enabled");
+    sh(&env, "echo 'sub/*'").ok("sub/*\n");
+    env.var("READBOX_TOOLS", "cat,find,sh");
+    sh(&env, "echo sub/*").ok("sub/b.txt\n");
+}
+
+#[test]
+fn the_entry_budget_never_tells_whether_an_excluded_name_exists() {
+    // Excluded entries once counted: a line listing a folder again and again told how many
+    // excluded names it held.
+    let mut env = fixture();
+    env.var("READBOX_MAX_ENTRIES", "20");
+    for name in ["p/a", "p/b", "q/a", "q/b"] {
+        env.write(name, "");
+    }
+    env.secret("q/.env");
+    let line = |d: &str| format!("echo {} >/dev/null; echo ok", format!(" {d}/*").repeat(10));
+    sh(&env, &line("p")).ok("ok\n");
+    sh(&env, &line("q")).ok("ok\n");
+}
+
+#[test]
+fn a_hint_writes_a_name_that_is_not_utf8_so_that_it_pastes_back() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = fixture();
+    std::fs::write(
+        env.root().join(std::ffi::OsStr::from_bytes(b"\xfe.txt")),
+        "x\ny\n",
+    )
+    .unwrap();
+    let a = env.readbox(&[
+        std::ffi::OsStr::new("sh"),
+        std::ffi::OsStr::new("-c"),
+        std::ffi::OsStr::from_bytes(b"cat \xfe.txt | head -n 1"),
+    ]);
+    let e = a.error.clone().unwrap();
+    let hint = e.split_once("equivalent: ").unwrap().1;
+    assert_eq!(hint, r"cat $'\xfe.txt' | head - 1");
+    sh(&env, hint).ok("x\n");
+}

@@ -258,6 +258,20 @@ impl TestEnv {
         args: &[S],
         stdin: Option<&str>,
     ) -> (Answer, u64) {
+        let (out, kib) = self.measured_output(tool, args, stdin);
+        let mut words: Vec<&OsStr> = vec![OsStr::new(tool)];
+        words.extend(args.iter().map(AsRef::as_ref));
+        (self.answer(out, &words), kib)
+    }
+
+    /// As [`TestEnv::run_measured_piped`], for a call that answers with more than one envelope
+    /// (a `readbox sh` session): what it wrote, unchecked.
+    pub fn measured_output<S: AsRef<OsStr>>(
+        &self,
+        tool: &str,
+        args: &[S],
+        stdin: Option<&str>,
+    ) -> (Output, u64) {
         // The data file is empty when standard input is left as it is.
         const LAUNCHER: &str = "import os, sys\n\
             rss, data, exe = sys.argv[1], sys.argv[2], sys.argv[3]\n\
@@ -288,13 +302,13 @@ impl TestEnv {
         c.arg(&rss).arg(data).arg(binary()).arg(tool).args(args);
         let mut words: Vec<&OsStr> = vec![OsStr::new(tool)];
         words.extend(args.iter().map(AsRef::as_ref));
-        let answer = self.finish(c, &words);
+        let out = c.output().expect("run readbox");
         let kib = std::fs::read_to_string(&rss)
             .expect("the launcher wrote the peak memory")
             .trim()
             .parse()
             .expect("a number of KiB");
-        (answer, kib)
+        (out, kib)
     }
 
     /// Runs the call both ways, asserts that they answer alike, and returns the answer.
