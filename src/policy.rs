@@ -429,9 +429,12 @@ impl Policy {
                     format!("{} is outside every root", given.display()),
                 ));
             }
+            // A current directory outside every root stays the working directory, beneath no
+            // root: relative paths are then denied, never answered for another directory
+            // (docs/contract.md#policy).
             None => match cwd {
-                Some(c) if within(&c) => c,
-                _ => p.roots[0].clone(),
+                Some(c) => c,
+                None => p.roots[0].clone(),
             },
         };
         // Last of all, so that no layer can widen what it leaves.

@@ -181,9 +181,7 @@ impl Shell<'_> {
         let planned = self.plan_all(line);
         // The plan followed `cd`s to expand and check in the right directory; the run goes
         // back to where the line started.
-        if let Ok(node) = gate.resolve(start.as_os_str().as_bytes()) {
-            gate.set_workdir(&node);
-        }
+        gate.restore_workdir(start);
         let (plans, refusals) = planned?;
         if refusals.is_empty() {
             return Ok(plans);
@@ -304,7 +302,15 @@ impl Shell<'_> {
     fn cd_target(&self, words: &[OsString]) -> Result<crate::resolve::Node, Error> {
         let gate = self.ctx.gate;
         match words {
-            [] => gate.resolve(self.home.as_os_str().as_bytes()),
+            // A home beneath no root is not named (docs/contract.md#policy).
+            [] => gate
+                .resolve(self.home.as_os_str().as_bytes())
+                .map_err(|e| match e {
+                    Error::Denied(_) => {
+                        Error::Denied(format!("~: {}", crate::resolve::WORKDIR_OUTSIDE))
+                    }
+                    e => e,
+                }),
             [dir] => gate.resolve(dir.as_bytes()),
             _ => Err(Error::Usage("cd takes one DIR".into())),
         }
@@ -501,6 +507,7 @@ impl Shell<'_> {
                     out,
                     budget: self.ctx.budget,
                     stdin: &stdin,
+                    json_calls: false,
                 };
                 let (e, status) = invoke::run_tool(&ctx, tool, Words::Positional(words));
                 if answer {
