@@ -135,6 +135,12 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     };
     let result = walk.run(ctx, &mut skipped, &mut visit);
     skipped.note(ctx.out);
+    let deeper = walk::MAX_DEPTH_LIMIT.to_string();
+    skipped.note_depth(
+        ctx.out,
+        max_depth,
+        &super::call_with(ctx, "find", args, &[(3, deeper.as_bytes())]),
+    );
     if result.is_ok() && listed == 0 {
         skipped.note_ignored_when_empty(ctx.out, "entry matched");
     }

@@ -1082,6 +1082,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         if found {
             Outcome::Success
         } else {
+            note_literal(ctx, args);
             Outcome::Negative
         }
     };
@@ -1183,11 +1184,153 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     ctx.gate.settle(&path)?;
     note_skipped(ctx, printer.binary, printer.unreadable);
     skipped.note(ctx.out);
+    if recursive {
+        let deeper = crate::walk::MAX_DEPTH_LIMIT.to_string();
+        skipped.note_depth(
+            ctx.out,
+            max_depth,
+            &super::call_with(ctx, "grep", args, &[(5, deeper.as_bytes())]),
+        );
+    }
     if result.is_ok() && !printer.found {
         skipped.note_ignored_when_empty(ctx.out, "line matched");
     }
     result?;
     Ok(outcome(printer.found))
+}
+
+/// What in a PATTERN shows that a regular expression was meant, in the order the note names them
+/// (docs/contract.md#tools): a `^` first, a `$` last, `.*`, `\|`, `\b \d \s \w` (and their
+/// capitals), a `[…]` class, an alternation in parentheses.
+fn regex_signs(p: &[u8]) -> Vec<&'static str> {
+    let mut signs = Vec::new();
+    if p.len() > 1 && p.starts_with(b"^") {
+        signs.push("`^` first");
+    }
+    if p.len() > 1 && p.ends_with(b"$") && !p.ends_with(b"\\$") {
+        signs.push("`$` last");
+    }
+    if memmem::find(p, b".*").is_some() {
+        signs.push("`.*`");
+    }
+    if memmem::find(p, b"\\|").is_some() {
+        signs.push("`\\|`");
+    }
+    if p.windows(2)
+        .any(|w| w[0] == b'\\' && b"bBdDsSwW".contains(&w[1]))
+    {
+        signs.push("a `\\b`, `\\d`, `\\s` or `\\w`");
+    }
+    if class_at(p).is_some() {
+        signs.push("a `[…]` class");
+    }
+    if group_alternation(p).is_some() {
+        signs.push("`(a|b)`");
+    }
+    signs
+}
+
+/// The first `[…]` class of `p` (a `[`, at least one character, a `]`): its start and end.
+fn class_at(p: &[u8]) -> Option<(usize, usize)> {
+    let open = memchr::memchr(b'[', p)?;
+    let close = open + 2 + memchr::memchr(b']', p.get(open + 2..)?)?;
+    Some((open, close))
+}
+
+/// `prefix(a|b|…)suffix` in `p`: the prefix, the alternatives and the suffix.
+fn group_alternation(p: &[u8]) -> Option<(&[u8], Vec<&[u8]>, &[u8])> {
+    let open = memchr::memchr(b'(', p)?;
+    let close = open + memchr::memchr(b')', &p[open..])?;
+    let inside = &p[open + 1..close];
+    if !inside.contains(&b'|') {
+        return None;
+    }
+    Some((
+        &p[..open],
+        inside.split(|b| *b == b'|').collect(),
+        &p[close + 1..],
+    ))
+}
+
+/// The literal patterns that come closest to what the regular expression `p` would find, one
+/// call each; empty when no literal text does (`\d+`, a class).
+fn closest_literals(p: &[u8]) -> Vec<Vec<u8>> {
+    let alternatives: Vec<Vec<u8>> = if memmem::find(p, b"\\|").is_some() {
+        let mut parts = Vec::new();
+        let mut rest = p;
+        while let Some(i) = memmem::find(rest, b"\\|") {
+            parts.push(rest[..i].to_vec());
+            rest = &rest[i + 2..];
+        }
+        parts.push(rest.to_vec());
+        parts
+    } else if let Some((prefix, alts, suffix)) = group_alternation(p) {
+        alts.iter().map(|a| [prefix, a, suffix].concat()).collect()
+    } else {
+        vec![p.to_vec()]
+    };
+    let mut literals = Vec::new();
+    for alt in alternatives {
+        let mut a = alt.as_slice();
+        a = a.strip_prefix(b"^").unwrap_or(a);
+        if !a.ends_with(b"\\$") {
+            a = a.strip_suffix(b"$").unwrap_or(a);
+        }
+        let mut text = Vec::new();
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] == b'\\' && matches!(a.get(i + 1), Some(b'b' | b'B')) {
+                i += 2;
+            } else {
+                text.push(a[i]);
+                i += 1;
+            }
+        }
+        // `.*` joins pieces that must all be on the line: the longest finds the fewest others.
+        let piece = text
+            .split(|b| *b == b'.')
+            .map(|s| s.strip_prefix(b"*").unwrap_or(s))
+            .max_by_key(|s| s.len())
+            .unwrap_or(&[])
+            .to_vec();
+        let piece = if memmem::find(&text, b".*").is_some() {
+            piece
+        } else {
+            text
+        };
+        let special = |b: &u8| b"\\[]().*+?{}|^$".contains(b);
+        if piece.is_empty() || piece.iter().any(special) {
+            return Vec::new();
+        }
+        if !literals.contains(&piece) {
+            literals.push(piece);
+        }
+    }
+    literals
+}
+
+/// The note of a search that matched no line with a PATTERN that reads as a regular
+/// expression: that PATTERN is literal, and the literal calls that come closest.
+fn note_literal(ctx: &Ctx<'_>, args: &Args) {
+    let pattern = args.bytes(0);
+    let signs = regex_signs(pattern);
+    if signs.is_empty() {
+        return;
+    }
+    let calls: Vec<String> = closest_literals(pattern)
+        .iter()
+        .take(8)
+        .map(|l| super::call_with(ctx, "grep", args, &[(0, l)]))
+        .collect();
+    let closest = if calls.is_empty() {
+        String::new()
+    } else {
+        format!("; the closest literal search: {}", calls.join("; "))
+    };
+    ctx.out.note(format!(
+        "PATTERN is matched as literal text, not as a regular expression, and it holds {}{closest}",
+        signs.join(", ")
+    ));
 }
 
 /// Searches one input named as PATH (a file, or standard input) on this thread, streaming its

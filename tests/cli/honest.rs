@@ -1,0 +1,155 @@
+//! Answers that never mislead: a working directory outside the roots, literal patterns that
+//! read as regular expressions, binary bytes after the first 8 KiB, walks that stop at
+//! MAX_DEPTH, matches in long lines, tail of a growing file and of one huge line, ignore files
+//! as git reads them (docs/contract.md#policy, docs/contract.md#tools).
+
+use crate::support::TestEnv;
+
+#[test]
+fn a_working_directory_outside_the_roots_denies_relative_paths() {
+    let mut env = TestEnv::new();
+    env.write("a.txt", "hello\n");
+    std::fs::write(env.outside().join("a.txt"), "elsewhere\n").unwrap();
+    std::fs::create_dir_all(env.outside().join("sub")).unwrap();
+    let root = env.root().display().to_string();
+    let outside = env.outside().display().to_string();
+    env.var("READBOX_ROOTS", &root).cd(&outside);
+    let why = "the working directory is outside the roots";
+    for (tool, args) in [
+        ("cat", &["a.txt"][..]),
+        ("ls", &[]),
+        ("ls", &["sub"]),
+        ("find", &[]),
+        ("grep", &["hello"]),
+        ("pwd", &[]),
+        ("wc", &["./a.txt"]),
+    ] {
+        let a = env.run(tool, args);
+        a.fails("denied", why);
+        assert_eq!(a.output, "", "{tool} {args:?}");
+        assert!(
+            !a.error.as_deref().unwrap().contains(&outside),
+            "the working directory is not named: {:?}",
+            a.error
+        );
+    }
+    // Absolute paths beneath the root still answer.
+    env.run("cat", &[env.p("a.txt")]).ok("hello\n");
+    // `cd` into a root makes relative paths work again, for the rest of the line only.
+    let cmd = format!("cd {root} && cat a.txt");
+    env.run("sh", &["-c", &cmd]).ok("hello\n");
+    env.run("sh", &["-c", &format!("cd {root}; pwd")])
+        .ok(&format!("{root}\n"));
+}
+
+#[test]
+fn a_pattern_that_reads_as_a_regular_expression_gets_a_note_when_nothing_matched() {
+    let env = TestEnv::new();
+    env.write(
+        "lib.rs",
+        "use std::io;\n// TODO: later\n// FIXME: now\nimpl fmt::Display for X {}\n",
+    );
+    let note = |pattern: &str| {
+        let a = env.run("grep", &[pattern, "lib.rs"]);
+        a.no_match();
+        a.notes.clone()
+    };
+    let literal = |notes: &[String]| notes.iter().any(|n| n.contains("literal text"));
+    let n = note("^use");
+    assert!(literal(&n), "{n:?}");
+    assert!(n[0].ends_with("grep use lib.rs"), "{n:?}");
+    let n = note("TODO\\|FIXME");
+    assert!(
+        n[0].ends_with("grep TODO lib.rs; grep FIXME lib.rs"),
+        "{n:?}"
+    );
+    let n = note("(TODO|FIXME)");
+    assert!(
+        n[0].ends_with("grep TODO lib.rs; grep FIXME lib.rs"),
+        "{n:?}"
+    );
+    let n = note("impl.*Display");
+    assert!(n[0].ends_with("grep Display lib.rs"), "{n:?}");
+    let n = note("\\bfor X\\b$");
+    assert!(n[0].ends_with("grep 'for X' lib.rs"), "{n:?}");
+    // A class or `\d` has no literal that comes close: the note says so and gives no call.
+    for p in ["[Tt]odo", "\\d+"] {
+        let n = note(p);
+        assert!(literal(&n) && !n[0].contains("grep "), "{p}: {n:?}");
+    }
+    // Plain words, and a PATTERN whose specials found their literal text, get no such note.
+    assert_eq!(note("absent"), Vec::<String>::new());
+    assert_eq!(note("a.b"), Vec::<String>::new());
+    env.run("grep", &["fmt::Display", "lib.rs"])
+        .ok("lib.rs:4:impl fmt::Display for X {}\n");
+}
+
+#[test]
+fn a_walk_says_how_many_directories_it_left_at_max_depth() {
+    let env = TestEnv::new();
+    let deep: Vec<String> = (0..25).map(|i| format!("d{i}")).collect();
+    let deep = deep.join("/");
+    env.write(&format!("{deep}/f.txt"), "needle\n");
+    env.write("top.txt", "needle\n");
+    let a = env.run("grep", &["needle"]);
+    a.ok("top.txt:1:needle\n");
+    assert_eq!(
+        a.notes,
+        [
+            "1 directory at MAX_DEPTH 20 was not entered; grep needle . true false '*' 100 goes \
+          deeper"
+        ]
+    );
+    env.run("grep", &["needle", ".", "true", "false", "*", "100"])
+        .ok(&format!("{deep}/f.txt:1:needle\ntop.txt:1:needle\n"));
+    let a = env.run("find", &[".", "f.txt"]);
+    a.ok("");
+    assert_eq!(
+        a.notes,
+        ["1 directory at MAX_DEPTH 20 was not entered; find . f.txt all 100 goes deeper"]
+    );
+    // Not recursive: no subdirectory was meant to be entered.
+    assert!(env.run("grep", &["needle", ".", "false"]).notes.is_empty());
+    let a = env.run("find", &[".", "*", "all", "100"]);
+    assert!(a.notes.is_empty(), "{:?}", a.notes);
+}
+
+#[test]
+fn ignore_files_are_read_as_git_reads_them() {
+    let env = TestEnv::new();
+    env.write(".git/HEAD", "ref: refs/heads/main\n");
+    // One CR before LF goes; trailing spaces go unless escaped; a trailing tab stays.
+    env.write(
+        ".gitignore",
+        "a.txt\t\nb.txt   \nc\\ \nd.txt\r\ne.txt\r\r\nlast.txt\r",
+    );
+    for n in [
+        "a.txt", "a.txt\t", "b.txt", "c ", "c", "d.txt", "e.txt", "e.txt\r", "last.txt", "keep",
+    ] {
+        env.write(n, "x\n");
+    }
+    env.run("find", &[".", "*", "file"])
+        .ok(".gitignore\na.txt\nc\ne.txt\nkeep\n");
+}
+
+#[test]
+fn a_linked_worktree_applies_its_main_repositorys_info_exclude() {
+    let env = TestEnv::new();
+    let main = env.p("main/.git");
+    env.write("main/.git/HEAD", "ref: refs/heads/main\n");
+    env.write("main/.git/info/exclude", "ignored.txt\n");
+    env.write("main/.git/worktrees/wt/HEAD", "ref: refs/heads/wt\n");
+    env.write("main/.git/worktrees/wt/commondir", "../..\n");
+    env.write(
+        "wt/.git",
+        format!("gitdir: {}\n", main.join("worktrees/wt").display()),
+    );
+    env.write("wt/ignored.txt", "needle\n");
+    env.write("wt/kept.txt", "needle\n");
+    env.run("grep", &["needle", "wt"])
+        .ok("wt/kept.txt:1:needle\n");
+    // A relative gitdir (as `git worktree add --relative-paths` writes) works alike.
+    env.write("wt2/.git", "gitdir: ../main/.git/worktrees/wt\n");
+    env.write("wt2/ignored.txt", "needle\n");
+    env.run("grep", &["needle", "wt2"]).no_match();
+}
