@@ -153,3 +153,97 @@ fn a_linked_worktree_applies_its_main_repositorys_info_exclude() {
     env.write("wt2/ignored.txt", "needle\n");
     env.run("grep", &["needle", "wt2"]).no_match();
 }
+
+#[test]
+fn a_nul_after_the_first_8_kib_makes_the_file_binary_from_there() {
+    let mut env = TestEnv::new();
+    let mut pdf = b"%PDF-1.7\nneedle before\n".to_vec();
+    pdf.extend(b"text line\n".repeat(2000));
+    pdf.extend(b"stream\x00\x1b[2Jneedle\x00\n");
+    pdf.extend(b"more needle\n".repeat(3));
+    env.write("doc.pdf", &pdf);
+    env.write("plain.txt", "needle here\n");
+    // A directory search: the lines before the NUL's line, then the file is skipped and counted.
+    let a = env.run("grep", &["needle"]);
+    a.ok("doc.pdf:2:needle before\nplain.txt:1:needle here\n");
+    assert_eq!(
+        a.notes,
+        ["1 binary file skipped (a NUL byte); name one as PATH to search it"]
+    );
+    // Named as PATH: its text lines, then one line for the rest, as ripgrep and GNU grep.
+    env.run("grep", &["needle", "doc.pdf"])
+        .ok("doc.pdf:2:needle before\ndoc.pdf: binary file matches\n");
+    env.run("grep", &["stream", "doc.pdf"])
+        .ok("doc.pdf: binary file matches\n");
+    env.run("grep", &["absent", "doc.pdf"]).no_match();
+    // A line longer than a block that holds a NUL is binary too.
+    let mut long = b"needle ".repeat(20_000);
+    long.extend(b"\x00\x1b[2J\n");
+    env.write("big.bin", &long);
+    let a = env.run("grep", &["needle", "."]);
+    assert!(!a.output.contains("big.bin"), "{:?}", &a.output[..80]);
+    assert_eq!(
+        a.notes,
+        ["2 binary files skipped (a NUL byte); name one as PATH to search it"]
+    );
+    env.run("grep", &["needle", "big.bin"])
+        .ok("big.bin: binary file matches\n");
+    // No raw NUL or ESC reaches the text format.
+    env.var("READBOX_FORMAT", "text");
+    let a = env.run("grep", &["needle", "."]);
+    assert!(
+        !a.stdout.contains(&0) && !a.stdout.contains(&0x1b),
+        "{:?}",
+        String::from_utf8_lossy(&a.stdout)
+    );
+}
+
+#[test]
+fn a_match_in_a_line_longer_than_the_room_is_shown_in_a_window() {
+    let env = TestEnv::new();
+    // Longer than a block (read in pieces), and shorter than a block but longer than the cap.
+    let long = format!("{}needle{}\n", "x".repeat(41_912), "y".repeat(42_000));
+    env.write("app.min.js", &long);
+    let mid = format!(
+        "{}needle{}\nsecond needle\n",
+        "é".repeat(10_000),
+        "z".repeat(20_000)
+    );
+    env.write("mid.txt", &mid);
+    let window = |a: &crate::support::Answer, name: &str, at: usize| {
+        let line = a
+            .output
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}:1:…")))
+            .unwrap_or_else(|| panic!("{name}: no window in {:?}", a.output));
+        assert!(line.ends_with('…') && line.contains("needle"), "{line}");
+        assert!(line.len() <= 4096 + 20, "{}", line.len());
+        assert!(
+            a.notes
+                .iter()
+                .any(|n| n.starts_with(&format!("line 1 of {name} is longer"))
+                    && n.ends_with(&format!("around its first match at byte {at}"))),
+            "{:?}",
+            a.notes
+        );
+    };
+    let a = env.run("grep", &["needle", "app.min.js"]);
+    window(&a, "app.min.js", 41_912);
+    let a = env.run("grep", &["needle", "mid.txt"]);
+    window(&a, "mid.txt", 20_000);
+    assert!(
+        a.output.ends_with("mid.txt:2:second needle\n"),
+        "{}",
+        a.output
+    );
+    // A directory search shows the same windows.
+    let a = env.run("grep", &["needle"]);
+    window(&a, "app.min.js", 41_912);
+    window(&a, "mid.txt", 20_000);
+    assert!(a.output.len() <= 32_768);
+    // A line that fits is shown whole.
+    env.write("short.txt", format!("{}needle\n", "s".repeat(1000)));
+    let a = env.run("grep", &["needle", "short.txt"]);
+    assert_eq!(a.output.len(), "short.txt:1:".len() + 1006 + 1);
+    assert!(a.notes.is_empty());
+}
