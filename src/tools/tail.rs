@@ -49,7 +49,24 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         return tail_stream(ctx, input.file, wanted, &path);
     };
     let (file, floor) = (input.file, input.offset);
-    let (starts, over) = line_starts(&file, size, floor, wanted, ctx.budget.read_left(), &path)?;
+    let room = ctx.out.room();
+    // Past what the cap can show, more bytes from the end could never be shown.
+    let reach = u64::try_from(room)
+        .unwrap_or(u64::MAX)
+        .saturating_add(BLOCK as u64);
+    let found = line_starts(
+        &file,
+        size,
+        floor,
+        wanted,
+        ctx.budget.read_left(),
+        reach,
+        &path,
+    )?;
+    let over = found.over;
+    // A line that starts before what was held is shown from where holding began, never whole.
+    let partial = usize::from(found.cut.is_some());
+    let starts: Vec<u64> = found.cut.into_iter().chain(found.starts).collect();
     // The read budget ran out before LINES lines: the lines that fit are shown (as far as the
     // cap allows), and the answer is `limit:`, never a success (docs/contract.md#limits).
     let end = |cut: bool| -> Result<Outcome, Stop> {
@@ -65,12 +82,11 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         // Nothing, or not even the last line, fits the read budget: that line is not shown.
         return end(false);
     }
-    let room = ctx.out.room();
     let sizes = measure(ctx, &file, size, &starts, &path)?;
     // The last lines that fit the cap.
     let mut total = 0usize;
     let mut keep = starts.len();
-    while keep > 0 && total + sizes[keep - 1] <= room {
+    while keep > partial && total + sizes[keep - 1] <= room {
         total += sizes[keep - 1];
         keep -= 1;
     }
@@ -83,30 +99,50 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let from = starts[keep];
     ctx.budget.charge_read(size - from)?;
     show(ctx, &file, size, from, &path)?;
-    if keep > 0 {
+    if keep > partial {
         ctx.out.truncate_front(format!(
             ": the last {} of the {} lines read are shown",
             starts.len() - keep,
             starts.len()
         ));
+    } else if partial > 0 {
+        ctx.out.truncate_front(format!(
+            ": the last {} lines are shown; the line before them is longer than the cap",
+            starts.len() - keep
+        ));
     }
     end(keep > 0)
+}
+
+/// The lines [`line_starts`] found from the end of a file.
+struct Starts {
+    /// The start offsets of the last lines, earliest first.
+    starts: Vec<u64>,
+    /// The read budget ran out before LINES lines were found.
+    over: bool,
+    /// The scan stopped at this offset, inside a line, once it held more bytes from the end than
+    /// the cap can show (docs/contract.md#tools).
+    cut: Option<u64>,
 }
 
 /// The start offsets of the last `wanted` lines of the file after offset `floor` (where reading
 /// starts: 0, or where standard input stood), earliest first, scanning backwards, and whether the
 /// scan stopped at the read budget: lines that would take the shown bytes past `budget` are left
-/// out. A final `\n` ends the last line and starts none.
+/// out. The scan also stops once it holds more than `reach` bytes from the end, which the cap
+/// could never show. A final `\n` ends the last line and starts none.
+#[allow(clippy::too_many_arguments)]
 fn line_starts(
     file: &std::fs::File,
     size: u64,
     floor: u64,
     wanted: u64,
     budget: u64,
+    reach: u64,
     path: &str,
-) -> Result<(Vec<u64>, bool), Error> {
+) -> Result<Starts, Error> {
     let mut starts: Vec<u64> = Vec::new();
     let mut over = false;
+    let mut cut = None;
     let mut buf = vec![0u8; BLOCK];
     let mut pos = size;
     'scan: loop {
@@ -149,10 +185,14 @@ fn line_starts(
             over = true;
             break;
         }
+        if size - at > reach && at > floor {
+            cut = Some(at);
+            break;
+        }
         pos = at;
     }
     starts.reverse();
-    Ok((starts, over))
+    Ok(Starts { starts, over, cut })
 }
 
 /// A filter whose state (of private-key blocks and name lines) is the one at `offset`, the start
@@ -195,7 +235,8 @@ fn each_shown(
 ) -> Result<Filter, Stop> {
     let clone = file.try_clone().map_err(|e| Error::io(path, &e))?;
     let mut filter = filter_at(ctx, file, from, path)?;
-    let mut lines = Lines::resume(clone, size, from, path)?;
+    // The file as it was when its end was found: bytes it grew by since are not shown.
+    let mut lines = Lines::resume(clone, size, from, path)?.ending_at(size);
     while let Some(batch) = lines.next_batch(BLOCK)? {
         match batch {
             Batch::Piece(p) => {

@@ -247,3 +247,66 @@ fn a_match_in_a_line_longer_than_the_room_is_shown_in_a_window() {
     assert_eq!(a.output.len(), "short.txt:1:".len() + 1006 + 1);
     assert!(a.notes.is_empty());
 }
+
+#[test]
+fn tail_of_a_growing_file_gives_the_lines_it_asked_for() {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let env = TestEnv::new();
+    let log = env.write("app.log", b"steady line\n".repeat(400_000));
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut f = std::fs::OpenOptions::new().append(true).open(log).unwrap();
+            while !stop.load(Ordering::Relaxed) {
+                f.write_all(&b"grown\n".repeat(50)).unwrap();
+            }
+        })
+    };
+    // The calls start once the file grows.
+    while std::fs::metadata(env.p("app.log")).unwrap().len() <= 4_800_000 {
+        std::thread::yield_now();
+    }
+    // Whatever the file holds by the time each call reads it, the answer is LINES whole lines
+    // of the file as it was when tail found its end.
+    for _ in 0..10 {
+        let a = env.run("tail", &["app.log", "4"]);
+        assert_eq!(a.error, None);
+        assert!(!a.truncated);
+        let lines = a.lines();
+        assert_eq!(lines.len(), 4, "{:?}", &a.output[..a.output.len().min(120)]);
+        assert!(lines.iter().all(|l| *l == "steady line" || *l == "grown"));
+    }
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+}
+
+#[test]
+fn tail_of_one_huge_line_answers_its_end_within_the_budget() {
+    let env = TestEnv::new();
+    let mut big = vec![b'a'; 12_000_000];
+    big.extend("é".repeat(30_000).as_bytes());
+    big.extend(b"THE END\n");
+    env.write("one.js", &big);
+    let a = env.run("tail", &["one.js", "1"]);
+    assert_eq!(a.error, None);
+    assert!(a.truncated);
+    assert!(a.output.ends_with("éTHE END\n"));
+    assert!(a.output.starts_with('é'), "cut on a character boundary");
+    assert!(a.output.len() <= 32_768 && a.output.len() > 32_000);
+    // With whole lines after it, those are the answer; the long line is not shown.
+    let mut two = vec![b'b'; 12_000_000];
+    two.extend(b"\nlast line\n");
+    env.write("two.js", &two);
+    let a = env.run("tail", &["two.js", "2"]);
+    assert!(a.truncated);
+    assert_eq!(a.output, "last line\n");
+    // A read budget smaller than what the cap can show still stops the scan: `limit:`.
+    let mut small = TestEnv::new();
+    small.write("one.js", &big);
+    small.var("READBOX_MAX_READ_BYTES", "10000");
+    small
+        .run("tail", &["one.js", "1"])
+        .fails("limit", "max_read_bytes");
+}
