@@ -444,6 +444,17 @@ impl Policy {
         Ok(p)
     }
 
+    /// Whether the roots were given (`READBOX_ROOTS`, `allowed_directories` in a config file, or
+    /// a lock), rather than taken from the working directory by default. `readbox mcp` never
+    /// serves a working directory it did not choose (docs/contract.md#mcp).
+    pub fn roots_configured(&self) -> bool {
+        self.lock
+            || self
+                .sources
+                .get("allowed_directories")
+                .is_some_and(|s| s != "default")
+    }
+
     /// Applies the narrow-only roots layer ([`NARROW_ROOTS_VAR`]): the roots become the listed
     /// directories, each of which must lie within a root the layers before allowed, and neither
     /// be nor lie beneath an excluded path. An empty list leaves no root, so every path is
