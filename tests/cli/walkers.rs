@@ -8,7 +8,7 @@
 //! entered; `.git`/`.hg`/`.svn` and what `.gitignore`, `.ignore` and `.git/info/exclude` ignore
 //! are skipped with git's semantics and ripgrep's precedence; find's name globs, types and
 //! depths; grep's literal matching, line numbering, case folding, binary detection, exit
-//! statuses, budgets and truncation, including files far larger than the 128 KiB read buffer
+//! statuses, budgets and truncation, including files far larger than the 64 KiB read block
 //! whose matches straddle buffer seams and whose lines are longer than the buffer.
 
 use std::fmt::Write as _;
@@ -1378,7 +1378,7 @@ fn grep_truncation_stops_the_search_before_the_read_limit() {
 // ---------------------------------------------------------------------------------------------
 
 /// A file of about `total` bytes built so that matches and line ends fall on and around every
-/// 64 KiB seam (so on every 128 KiB buffer boundary too), with long lines of 140 KiB to 700 KiB
+/// 64 KiB block seam, with long lines of 140 KiB to 700 KiB
 /// that match near their end, long lines that do not match, and a last line without `\n` that
 /// matches at its very end. Ordinary lines match at random places, in either case.
 fn haystack(total: usize) -> Vec<u8> {
