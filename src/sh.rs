@@ -282,6 +282,12 @@ impl Shell<'_> {
         }
         let world = crate::args::World {
             exists: &|p| self.ctx.gate.resolve(p).is_ok(),
+            is_dir: &|p| {
+                self.ctx
+                    .gate
+                    .resolve(p)
+                    .is_ok_and(|n| n.kind() == NodeKind::Directory)
+            },
             piped: &|| piped,
         };
         match crate::args::parse(tool, words, &world) {
@@ -701,7 +707,13 @@ fn rewrite(line: &Line, refusals: &[Refusal]) -> Option<String> {
                 let mut words = match refusals.iter().find(|r| r.index == index) {
                     Some(r) => {
                         let eq = r.equivalent.as_deref()?;
-                        let eq = eq.split("; or, for the folder:").next().unwrap_or(eq);
+                        let eq = eq
+                            .split("; or, for all the folder's files")
+                            .next()
+                            .unwrap_or(eq);
+                        // The line shows what the pipe carries: the caution is for a caller
+                        // who cannot see it.
+                        let eq = eq.split("; - reads the pipe").next().unwrap_or(eq);
                         if eq.contains("dropped:") || eq.contains(" (and ") {
                             return None;
                         }

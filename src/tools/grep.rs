@@ -159,6 +159,13 @@ pub const TOOL: Tool = Tool {
             ),
         },
         Flag {
+            names: &["-m", "--max-count"],
+            effect: Effect::Never(
+                "readbox grep prints every matching line; in readbox sh, `| head - N` keeps the \
+                 first N",
+            ),
+        },
+        Flag {
             names: &["--exclude", "--exclude-dir"],
             effect: Effect::Never(
                 "FILE_PATTERN chooses the files to search; none are left out by name",
@@ -663,8 +670,9 @@ impl Search {
     }
 
     /// Pushes `records` (grep's output lines, each ending at one of `ends`), where a matched line
-    /// longer than the room left under the cap is shown as a window around its first match, so
-    /// that the match reaches the caller (docs/contract.md#tools).
+    /// longer than the room left under the cap, and longer than the cap itself (so that no
+    /// narrower call could show it whole), is shown as a window around its first match, so that
+    /// the match reaches the caller (docs/contract.md#tools).
     fn push_records(
         &self,
         ctx: &Ctx<'_>,
@@ -680,6 +688,7 @@ impl Search {
             let rec = &records[start..end];
             start = end;
             if rec.len() > ctx.out.room()
+                && rec.len() > ctx.out.cap()
                 && let Some((windowed, note)) = self.window(rec, display, ctx.out.room())
             {
                 ctx.out.push(&windowed)?;
@@ -837,7 +846,8 @@ impl Search {
         again.start_long_line();
         let (mut at, end) = span;
         let room = ctx.out.room().saturating_sub(head.len());
-        if end - at >= room as u64 {
+        let cap = ctx.out.cap() as u64;
+        if end - at >= room as u64 && end - at + head.len() as u64 > cap {
             let shown = ShownSpan {
                 len: end - at,
                 first_match,

@@ -33,8 +33,12 @@ pub const FLAGS: &[Flag] = &[
         effect: Effect::Never("readbox counts lines only"),
     },
     Flag {
-        names: &["-q", "--quiet", "--silent", "-v", "--verbose"],
+        names: &["-q", "--quiet", "--silent"],
         effect: Effect::Always,
+    },
+    Flag {
+        names: &["-v", "--verbose"],
+        effect: Effect::Dropped("readbox prints no `==> PATH <==` header"),
     },
     Flag {
         names: &["-f", "-F", "--follow", "--retry"],

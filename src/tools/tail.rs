@@ -64,9 +64,22 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         &path,
     )?;
     let over = found.over;
-    // A line that starts before what was held is shown from where holding began, never whole.
-    let partial = usize::from(found.cut.is_some());
-    let starts: Vec<u64> = found.cut.into_iter().chain(found.starts).collect();
+    // A line that starts before what was held is shown from where holding began, never whole;
+    // under redaction, from past what could be the end of a secret that began before it.
+    let cut = match found.cut {
+        Some(c) if ctx.policy.redact => {
+            let next = found.starts.first().copied().unwrap_or(size);
+            Some(past_secret_run(&file, c, next, &path)?).filter(|&s| s < next)
+        }
+        other => other,
+    };
+    if found.cut.is_some() && cut.is_none() && found.starts.is_empty() {
+        // Nothing of the one line held can be vouched for.
+        ctx.out.truncate_front(HIDDEN_END);
+        return Err(Stop::Truncated);
+    }
+    let partial = usize::from(cut.is_some());
+    let starts: Vec<u64> = cut.into_iter().chain(found.starts).collect();
     // The read budget ran out before LINES lines: the lines that fit are shown (as far as the
     // cap allows), and the answer is `limit:`, never a success (docs/contract.md#limits).
     let end = |cut: bool| -> Result<Outcome, Stop> {
@@ -105,13 +118,44 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             starts.len() - keep,
             starts.len()
         ));
-    } else if partial > 0 {
+    } else if found.cut.is_some() {
         ctx.out.truncate_front(format!(
             ": the last {} lines are shown; the line before them is longer than the cap",
             starts.len() - keep
         ));
     }
-    end(keep > 0)
+    end(keep > 0 || found.cut.is_some())
+}
+
+/// The truncation note's detail when not even the end of the last line can be shown.
+const HIDDEN_END: &str = ": the last line is longer than the cap, and its end may continue a secret that \
+     began before what tail read, so none of it is shown";
+
+/// Whether `b` may be part of a secret's value (a token, base64, a key's material, a URL's
+/// password): the bytes a secret that began before a window could still run on in.
+fn secret_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"_-+/=.~%!#$&*?^:@".contains(&b)
+}
+
+/// Where a window that starts at `at`, inside a line, may begin to be shown under redaction:
+/// past the run of bytes that could continue a secret whose start lies before `at`, which the
+/// redactor, not having seen that start, could not hide (docs/contract.md#redaction). Reads at
+/// most up to `limit` (the next line's start); returns `limit` when the run reaches it.
+fn past_secret_run(file: &std::fs::File, at: u64, limit: u64, path: &str) -> Result<u64, Error> {
+    let mut buf = vec![0u8; BLOCK];
+    let mut pos = at;
+    while pos < limit {
+        let want = BLOCK.min(usize::try_from(limit - pos).unwrap_or(BLOCK));
+        let n = read_at(file, &mut buf[..want], pos, path)?;
+        if n == 0 {
+            return Ok(limit);
+        }
+        if let Some(i) = buf[..n].iter().position(|&b| !secret_byte(b)) {
+            return Ok(pos + i as u64);
+        }
+        pos += n as u64;
+    }
+    Ok(limit)
 }
 
 /// The lines [`line_starts`] found from the end of a file.
