@@ -683,6 +683,23 @@ fn whole_line_refusal(line: &Line, refusals: &[Refusal]) -> String {
     text
 }
 
+/// The FILE of a stage that is `cat FILE` and nothing else.
+fn plain_cat(stage: &str) -> Option<&str> {
+    let file = stage.strip_prefix("cat ")?;
+    (!file.is_empty() && !file.contains([' ', '<', '>', '&', '|']) && file != "-").then_some(file)
+}
+
+/// A call split around its one `-` word (the piped input), when it has exactly one.
+fn pipe_word(call: &str) -> Option<(&str, &str)> {
+    let at = call
+        .find(" - ")
+        .map(|i| i + 1)
+        .or_else(|| call.strip_suffix(" -").map(|rest| rest.len() + 1))?;
+    let (before, after) = (&call[..at], &call[at + 1..]);
+    (!after.contains(" - ") && !after.ends_with(" -") && !before.contains(" -- "))
+        .then_some((before, after))
+}
+
 /// The line with each refused command replaced by its equivalent, when every one has an
 /// equivalent that does the same there: a call that drops a flag does not, and several calls
 /// joined by `;` only stand for a command that is a list of its own.
@@ -702,7 +719,7 @@ fn rewrite(line: &Line, refusals: &[Refusal]) -> Option<String> {
             if p.negated {
                 text.push_str("! ");
             }
-            let mut stages = Vec::new();
+            let mut stages: Vec<String> = Vec::new();
             for c in &p.commands {
                 let mut words = match refusals.iter().find(|r| r.index == index) {
                     Some(r) => {
@@ -720,7 +737,16 @@ fn rewrite(line: &Line, refusals: &[Refusal]) -> Option<String> {
                         if eq.contains("; ") && !alone {
                             return None;
                         }
-                        eq.to_string()
+                        // `cat FILE | wc -l`: the pipe holds what cat's cap let through, so the
+                        // call that reads the pipe is the call that reads FILE itself.
+                        let cat_file = stages.last().and_then(|s| plain_cat(s)).map(str::to_string);
+                        match (cat_file, pipe_word(eq)) {
+                            (Some(file), Some((before, after))) => {
+                                stages.pop();
+                                format!("{before}{file}{after}")
+                            }
+                            _ => eq.to_string(),
+                        }
                     }
                     None => c
                         .words

@@ -550,3 +550,33 @@ fn a_refusal_without_an_equivalent_gives_no_call() {
     let e = env.run("cat", &["-zz"]).error.unwrap_or_default();
     assert!(e.contains("use -- before a path that starts with -"), "{e}");
 }
+
+#[test]
+fn a_pipe_from_cat_is_hinted_as_the_call_that_reads_the_file() {
+    let env = TestEnv::new();
+    // Longer than the cap: the pipe from cat holds only its first 32 KiB.
+    let log: String = (0..5000).map(|i| format!("line {i} TODO\n")).collect();
+    env.write("app.log", &log);
+    for (line, call) in [
+        ("cat app.log | tail -n 2", "tail app.log 2"),
+        (
+            "cat app.log | grep -i 'todo'",
+            "grep todo app.log true true",
+        ),
+    ] {
+        let e = env.run("sh", &["-c", line]).error.unwrap_or_default();
+        assert!(e.ends_with(&format!("equivalent: {call}")), "{line}: {e}");
+    }
+    let words = shell_words("tail app.log 2");
+    env.run(&words[0], &words[1..])
+        .ok("line 4998 TODO\nline 4999 TODO\n");
+    // In a command line run outside readbox sh, the hint that reads the pipe says so.
+    let e = env
+        .piped(&["wc", "-l"], log.as_bytes())
+        .error
+        .unwrap_or_default();
+    assert!(
+        e.contains("equivalent: wc -;") && e.contains("wc FILE reads a file whole"),
+        "{e}"
+    );
+}
