@@ -40,7 +40,7 @@ pub fn parse(tool: &Tool, words: &[OsString], world: &World<'_>) -> Result<Args>
         positional(words).map_err(|flag| Error::Usage(refusal(tool, words, flag, world)))?;
     if let Some(calls) = per_path_calls(tool, &positional, world) {
         return Err(Error::Usage(format!(
-            "several paths given, but {} takes one PATH; one call per path: {calls}",
+            "several paths given, but {} takes one PATH; one call per path is equivalent: {calls}",
             tool.name
         )));
     }

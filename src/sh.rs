@@ -670,7 +670,7 @@ fn destinations(cmd: &Command) -> (Dest, Dest) {
 /// refused command has an equivalent that does the same in its place.
 fn whole_line_refusal(line: &Line, refusals: &[Refusal]) -> String {
     let first = &refusals[0];
-    let cut = ["; equivalent: ", "; one call per path: "]
+    let cut = ["; equivalent: ", "; one call per path is equivalent: "]
         .iter()
         .filter_map(|m| first.message.find(m))
         .min()

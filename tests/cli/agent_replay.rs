@@ -1041,7 +1041,7 @@ fn a_shell_session_with_pipes_replays_in_text_format() {
     assert_eq!(r.status, 2, "{r:?}");
     assert!(
         r.text
-            .contains("one call per path: wc src/lib.rs; wc src/main.rs"),
+            .contains("one call per path is equivalent: wc src/lib.rs; wc src/main.rs"),
         "{r:?}"
     );
     expect(

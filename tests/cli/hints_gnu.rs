@@ -58,12 +58,10 @@ enum Norm {
     Diff,
 }
 
-/// The hinted calls of a refusal: the calls after `equivalent: ` (or `one call per path: `),
-/// without the notes that follow them.
+/// The hinted calls of a refusal: the calls after `equivalent: `, without the notes that follow
+/// them.
 fn hinted(error: &str) -> Option<Vec<String>> {
-    let (_, rest) = error
-        .split_once("equivalent: ")
-        .or_else(|| error.split_once("one call per path: "))?;
+    let (_, rest) = error.split_once("equivalent: ")?;
     let rest = rest.split("; or, for all").next().unwrap_or(rest);
     let calls: Vec<String> = rest
         .split("; ")
