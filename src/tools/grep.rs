@@ -1543,19 +1543,26 @@ fn class_at(p: &[u8]) -> Option<(usize, usize)> {
     Some((open, close))
 }
 
-/// `prefix(a|b|…)suffix` in `p`: the prefix, the alternatives and the suffix.
-fn group_alternation(p: &[u8]) -> Option<(&[u8], Vec<&[u8]>, &[u8])> {
+/// An alternation in parentheses, `prefix(a|b|…)suffix`.
+struct Group<'p> {
+    prefix: &'p [u8],
+    alternatives: Vec<&'p [u8]>,
+    suffix: &'p [u8],
+}
+
+/// The first `(a|b|…)` of `p`.
+fn group_alternation(p: &[u8]) -> Option<Group<'_>> {
     let open = memchr::memchr(b'(', p)?;
     let close = open + memchr::memchr(b')', &p[open..])?;
     let inside = &p[open + 1..close];
     if !inside.contains(&b'|') {
         return None;
     }
-    Some((
-        &p[..open],
-        inside.split(|b| *b == b'|').collect(),
-        &p[close + 1..],
-    ))
+    Some(Group {
+        prefix: &p[..open],
+        alternatives: inside.split(|b| *b == b'|').collect(),
+        suffix: &p[close + 1..],
+    })
 }
 
 /// The literal patterns that come closest to what the regular expression `p` would find, one
@@ -1570,8 +1577,11 @@ fn closest_literals(p: &[u8]) -> Vec<Vec<u8>> {
         }
         parts.push(rest.to_vec());
         parts
-    } else if let Some((prefix, alts, suffix)) = group_alternation(p) {
-        alts.iter().map(|a| [prefix, a, suffix].concat()).collect()
+    } else if let Some(g) = group_alternation(p) {
+        g.alternatives
+            .iter()
+            .map(|a| [g.prefix, a, g.suffix].concat())
+            .collect()
     } else {
         vec![p.to_vec()]
     };
