@@ -716,9 +716,11 @@ impl Search {
         };
         let (from, to) = self.window_span(span, room.checked_sub(header)?)?;
         let mut out = rec[..header].to_vec();
-        out.extend_from_slice(&windowed(text, from as usize, to as usize));
+        let (shown, (from, to)) = windowed(text, from as usize, to as usize);
+        out.extend_from_slice(&shown);
         out.push(b'\n');
-        Some((out, window_note(&line_no, display, at as u64, from, to)))
+        let note = window_note(&line_no, display, at as u64, from as u64, to as u64);
+        Some((out, note))
     }
 
     /// The byte range of a line's shown text that a window of at most `room` bytes (its `…`
@@ -880,15 +882,16 @@ impl Search {
                 }
                 let whole = at >= end && pos <= to;
                 let mut out = head;
-                out.extend_from_slice(&mark_cuts(&text, from > 0, !whole));
+                let (shown, (s, e)) = mark_cuts(&text, from > 0, !whole);
+                out.extend_from_slice(&shown);
                 out.push(b'\n');
                 ctx.out.push(&out)?;
                 ctx.out.note(window_note(
                     &line_no.to_string(),
                     display,
                     first_match,
-                    from,
-                    from + text.len() as u64,
+                    from + s as u64,
+                    from + e as u64,
                 ));
                 return Ok(());
             }
@@ -1022,26 +1025,29 @@ const WINDOW: usize = 4096;
 /// The mark at each end of a window where the line was cut.
 const ELLIPSIS: &str = "…";
 
-/// `text[from..to]` with `…` at each end that cuts the text, cut on character boundaries.
-fn windowed(text: &[u8], from: usize, to: usize) -> Vec<u8> {
-    mark_cuts(&text[from..to], from > 0, to < text.len())
+/// `text[from..to]` with `…` at each end that cuts the text, cut on character boundaries, and
+/// the range of `text` it shows.
+fn windowed(text: &[u8], from: usize, to: usize) -> (Vec<u8>, (usize, usize)) {
+    let (out, (s, e)) = mark_cuts(&text[from..to], from > 0, to < text.len());
+    (out, (from + s, from + e))
 }
 
-/// `piece` with `…` before it when `cut_start` and after it when `cut_end`; a character cut at
-/// either end is left out.
-fn mark_cuts(piece: &[u8], cut_start: bool, cut_end: bool) -> Vec<u8> {
-    let mut p = piece;
+/// `piece` with `…` before it when `cut_start` and after it when `cut_end`, and the range of
+/// `piece` it shows: a character cut at either end is left out.
+fn mark_cuts(piece: &[u8], cut_start: bool, cut_end: bool) -> (Vec<u8>, (usize, usize)) {
+    let mut skip = 0;
     if cut_start {
-        let skip = p
+        skip = piece
             .iter()
             .take(3)
             .take_while(|b| (0x80..0xC0).contains(*b))
             .count();
-        p = &p[skip..];
     }
+    let mut p = &piece[skip..];
     if cut_end {
         p = without_partial_char(p);
     }
+    let kept = (skip, skip + p.len());
     let mut out = Vec::with_capacity(p.len() + 2 * ELLIPSIS.len());
     if cut_start {
         out.extend_from_slice(ELLIPSIS.as_bytes());
@@ -1050,7 +1056,7 @@ fn mark_cuts(piece: &[u8], cut_start: bool, cut_end: bool) -> Vec<u8> {
     if cut_end {
         out.extend_from_slice(ELLIPSIS.as_bytes());
     }
-    out
+    (out, kept)
 }
 
 /// `t` without a UTF-8 sequence that its end cuts short.
