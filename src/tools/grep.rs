@@ -28,6 +28,9 @@ use std::sync::{Mutex, mpsc};
 use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
 
+mod literal;
+mod window;
+
 use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::Stop;
@@ -40,6 +43,8 @@ use crate::redact::{Shown, Tally};
 use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 use crate::resolve::{Kind as K, Node, Ticket};
 use crate::walk::{Entry, Ignores, Skipped, Walk, display_prefix};
+use literal::note_literal;
+use window::{ELLIPSIS, WINDOW, mark_cuts, window_note, windowed};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -1018,79 +1023,6 @@ struct ShownSpan {
     first_match: u64,
 }
 
-/// The most bytes of a line that a window around its match shows: enough context to read the
-/// match, and room left for the matches after it.
-const WINDOW: usize = 4096;
-
-/// The mark at each end of a window where the line was cut.
-const ELLIPSIS: &str = "…";
-
-/// `text[from..to]` with `…` at each end that cuts the text, cut on character boundaries, and
-/// the range of `text` it shows.
-fn windowed(text: &[u8], from: usize, to: usize) -> (Vec<u8>, (usize, usize)) {
-    let (out, (s, e)) = mark_cuts(&text[from..to], from > 0, to < text.len());
-    (out, (from + s, from + e))
-}
-
-/// `piece` with `…` before it when `cut_start` and after it when `cut_end`, and the range of
-/// `piece` it shows: a character cut at either end is left out.
-fn mark_cuts(piece: &[u8], cut_start: bool, cut_end: bool) -> (Vec<u8>, (usize, usize)) {
-    let mut skip = 0;
-    if cut_start {
-        skip = piece
-            .iter()
-            .take(3)
-            .take_while(|b| (0x80..0xC0).contains(*b))
-            .count();
-    }
-    let mut p = &piece[skip..];
-    if cut_end {
-        p = without_partial_char(p);
-    }
-    let kept = (skip, skip + p.len());
-    let mut out = Vec::with_capacity(p.len() + 2 * ELLIPSIS.len());
-    if cut_start {
-        out.extend_from_slice(ELLIPSIS.as_bytes());
-    }
-    out.extend_from_slice(p);
-    if cut_end {
-        out.extend_from_slice(ELLIPSIS.as_bytes());
-    }
-    (out, kept)
-}
-
-/// `t` without a UTF-8 sequence that its end cuts short.
-fn without_partial_char(t: &[u8]) -> &[u8] {
-    for back in 1..=t.len().min(4) {
-        let b = t[t.len() - back];
-        if b < 0x80 {
-            return t;
-        }
-        if b >= 0xC0 {
-            let need = match b {
-                0xF0.. => 4,
-                0xE0.. => 3,
-                _ => 2,
-            };
-            return if back >= need {
-                t
-            } else {
-                &t[..t.len() - back]
-            };
-        }
-    }
-    t
-}
-
-/// The note of a line shown as a window: which line, which bytes of it, where its match is.
-fn window_note(line_no: &str, display: &[u8], at: u64, from: u64, to: u64) -> String {
-    format!(
-        "line {line_no} of {} is longer than the room left under the cap: shown from byte {from} \
-         to byte {to} of it, around its first match at byte {at}",
-        String::from_utf8_lossy(display)
-    )
-}
-
 /// The hand-back of a file whose search stopped at `offset` (line `line_no`).
 fn rest_of(lines: Lines, offset: u64, line_no: u64, filter: Filter) -> Result<Rest, Error> {
     let size = lines.size().unwrap_or(0);
@@ -1509,150 +1441,6 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     }
     result?;
     Ok(outcome(printer.found))
-}
-
-/// What in a PATTERN shows that a regular expression was meant, in the order the note names them
-/// (docs/contract.md#tools): a `^` first, a `$` last, `.*`, `\|`, `\b \d \s \w` (and their
-/// capitals), a `[…]` class, an alternation in parentheses.
-fn regex_signs(p: &[u8]) -> Vec<&'static str> {
-    let mut signs = Vec::new();
-    if p.len() > 1 && p.starts_with(b"^") {
-        signs.push("`^` first");
-    }
-    if p.len() > 1 && p.ends_with(b"$") && !p.ends_with(b"\\$") {
-        signs.push("`$` last");
-    }
-    if memmem::find(p, b".*").is_some() {
-        signs.push("`.*`");
-    }
-    if memmem::find(p, b"\\|").is_some() {
-        signs.push("`\\|`");
-    }
-    if p.windows(2)
-        .any(|w| w[0] == b'\\' && b"bBdDsSwW".contains(&w[1]))
-    {
-        signs.push("a `\\b`, `\\d`, `\\s` or `\\w`");
-    }
-    if class_at(p).is_some() {
-        signs.push("a `[…]` class");
-    }
-    if group_alternation(p).is_some() {
-        signs.push("`(a|b)`");
-    }
-    signs
-}
-
-/// The first `[…]` class of `p` (a `[`, at least one character, a `]`): its start and end.
-fn class_at(p: &[u8]) -> Option<(usize, usize)> {
-    let open = memchr::memchr(b'[', p)?;
-    let close = open + 2 + memchr::memchr(b']', p.get(open + 2..)?)?;
-    Some((open, close))
-}
-
-/// An alternation in parentheses, `prefix(a|b|…)suffix`.
-struct Group<'p> {
-    prefix: &'p [u8],
-    alternatives: Vec<&'p [u8]>,
-    suffix: &'p [u8],
-}
-
-/// The first `(a|b|…)` of `p`.
-fn group_alternation(p: &[u8]) -> Option<Group<'_>> {
-    let open = memchr::memchr(b'(', p)?;
-    let close = open + memchr::memchr(b')', &p[open..])?;
-    let inside = &p[open + 1..close];
-    if !inside.contains(&b'|') {
-        return None;
-    }
-    Some(Group {
-        prefix: &p[..open],
-        alternatives: inside.split(|b| *b == b'|').collect(),
-        suffix: &p[close + 1..],
-    })
-}
-
-/// The literal patterns that come closest to what the regular expression `p` would find, one
-/// call each; empty when no literal text does (`\d+`, a class).
-fn closest_literals(p: &[u8]) -> Vec<Vec<u8>> {
-    let alternatives: Vec<Vec<u8>> = if memmem::find(p, b"\\|").is_some() {
-        let mut parts = Vec::new();
-        let mut rest = p;
-        while let Some(i) = memmem::find(rest, b"\\|") {
-            parts.push(rest[..i].to_vec());
-            rest = &rest[i + 2..];
-        }
-        parts.push(rest.to_vec());
-        parts
-    } else if let Some(g) = group_alternation(p) {
-        g.alternatives
-            .iter()
-            .map(|a| [g.prefix, a, g.suffix].concat())
-            .collect()
-    } else {
-        vec![p.to_vec()]
-    };
-    let mut literals = Vec::new();
-    for alt in alternatives {
-        let mut a = alt.as_slice();
-        a = a.strip_prefix(b"^").unwrap_or(a);
-        if !a.ends_with(b"\\$") {
-            a = a.strip_suffix(b"$").unwrap_or(a);
-        }
-        let mut text = Vec::new();
-        let mut i = 0;
-        while i < a.len() {
-            if a[i] == b'\\' && matches!(a.get(i + 1), Some(b'b' | b'B')) {
-                i += 2;
-            } else {
-                text.push(a[i]);
-                i += 1;
-            }
-        }
-        // `.*` joins pieces that must all be on the line: the longest finds the fewest others.
-        let piece = text
-            .split(|b| *b == b'.')
-            .map(|s| s.strip_prefix(b"*").unwrap_or(s))
-            .max_by_key(|s| s.len())
-            .unwrap_or(&[])
-            .to_vec();
-        let piece = if memmem::find(&text, b".*").is_some() {
-            piece
-        } else {
-            text
-        };
-        let special = |b: &u8| b"\\[]().*+?{}|^$".contains(b);
-        if piece.is_empty() || piece.iter().any(special) {
-            return Vec::new();
-        }
-        if !literals.contains(&piece) {
-            literals.push(piece);
-        }
-    }
-    literals
-}
-
-/// The note of a search that matched no line with a PATTERN that reads as a regular
-/// expression: that PATTERN is literal, and the literal calls that come closest.
-fn note_literal(ctx: &Ctx<'_>, args: &Args) {
-    let pattern = args.bytes(0);
-    let signs = regex_signs(pattern);
-    if signs.is_empty() {
-        return;
-    }
-    let calls: Vec<String> = closest_literals(pattern)
-        .iter()
-        .take(8)
-        .map(|l| super::call_with(ctx, "grep", args, &[(0, l)]))
-        .collect();
-    let closest = if calls.is_empty() {
-        String::new()
-    } else {
-        format!("; the closest literal search: {}", calls.join("; "))
-    };
-    ctx.out.note(format!(
-        "PATTERN is matched as literal text, not as a regular expression, and it holds {}{closest}",
-        signs.join(", ")
-    ));
 }
 
 /// Searches one input named as PATH (a file, or standard input) on this thread, streaming its
