@@ -334,6 +334,8 @@ fn equivalent(
     // A call of another tool that answers what the flag asks (`cat -n f` -> `grep '' f`).
     let mut instead: Option<String> = None;
     let mut positional: Vec<String> = Vec::new();
+    // The flags met, for grep's regular-expression modes.
+    let mut seen: Vec<String> = Vec::new();
     let index = |name: &str| tool.params.iter().position(|p| p.name == name);
     let mut i = 0;
     let mut literal = false;
@@ -369,6 +371,7 @@ fn equivalent(
             return Err(format!("{} has no equivalent of {name}", tool.name));
         };
         for (flag, attached) in flags {
+            seen.push(flag.clone());
             match find_flag(tool, &flag).expect("checked above") {
                 Effect::Set(param, value) => {
                     if let Some(p) = index(param) {
@@ -422,6 +425,21 @@ fn equivalent(
             tool.name
         ));
     }
+    // GNU grep reads its PATTERN as a regular expression (unless -F): the literal call is the
+    // same only when the PATTERN holds nothing a regular expression treats specially.
+    let sign = if tool.name == "grep" {
+        let pattern = set[0].as_deref().or(positional.first().map(String::as_str));
+        pattern.and_then(|p| regex_sign(p, &seen))
+    } else {
+        None
+    };
+    let finish = |text: String| match &sign {
+        None => Ok(text),
+        Some(sign) => Err(format!(
+            "PATTERN holds {sign}, which GNU grep reads as a regular expression, and readbox grep \
+             matches literal text only (as grep -F does); the literal search: {text}"
+        )),
+    };
     // grep -r with no PATH searches the working directory, as GNU grep does, piped or not.
     let tree = index("recursive").is_some_and(|p| set[p].is_some());
     // Several paths (`head -n 5 src/*.rs`), as the classic tool takes them: every word after
@@ -468,7 +486,7 @@ fn equivalent(
                 text.push_str("; ");
                 text.push_str(&note);
             }
-            return Ok(text);
+            return finish(text);
         }
     }
     // Fill the parameters that no flag set with the positional words, in order.
@@ -504,7 +522,32 @@ fn equivalent(
         text.push_str("; ");
         text.push_str(&note);
     }
-    Ok(text)
+    finish(text)
+}
+
+/// What in grep's PATTERN `p` a regular expression would treat specially, under the mode that
+/// the flags `seen` choose: none with -F, basic (`\ . [ *`, `^` first, `$` last) by default,
+/// extended with -E or -P (also `+ ? ( ) { } |`, and `^ $` anywhere).
+fn regex_sign(p: &str, seen: &[String]) -> Option<String> {
+    let any = |names: &[&str]| seen.iter().any(|f| names.contains(&f.as_str()));
+    if any(&["-F", "--fixed-strings"]) {
+        return None;
+    }
+    let extended = any(&["-E", "-P", "--extended-regexp", "--perl-regexp"]);
+    let special = |c: char| {
+        matches!(c, '\\' | '.' | '[' | '*')
+            || (extended && matches!(c, '+' | '?' | '(' | ')' | '{' | '}' | '|' | '^' | '$'))
+    };
+    if let Some(c) = p.chars().find(|&c| special(c)) {
+        return Some(format!("`{c}`"));
+    }
+    if p.starts_with('^') {
+        return Some("`^` first".to_string());
+    }
+    if p.len() > 1 && p.ends_with('$') {
+        return Some("`$` last".to_string());
+    }
+    None
 }
 
 /// Whether `word` names a pipe of the shell's, as a process substitution (`<(…)`) hands one to

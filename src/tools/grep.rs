@@ -115,9 +115,19 @@ pub const TOOL: Tool = Tool {
             names: &["-e", "--regexp"],
             effect: Effect::Takes("pattern"),
         },
+        // A regular expression without special characters is its literal text: the hint is
+        // given only for such a PATTERN (see `regex_sign` in src/args.rs), as for every flag
+        // call of GNU grep, whose PATTERN is a regular expression unless -F.
         Flag {
-            names: &["-E", "-P", "-G", "--extended-regexp", "--perl-regexp"],
-            effect: Effect::Never("PATTERN is literal text, never a regular expression"),
+            names: &[
+                "-E",
+                "-P",
+                "-G",
+                "--extended-regexp",
+                "--perl-regexp",
+                "--basic-regexp",
+            ],
+            effect: Effect::Always,
         },
         Flag {
             names: &["-q", "--quiet", "--silent"],

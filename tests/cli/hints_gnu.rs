@@ -527,6 +527,12 @@ fn a_refusal_without_an_equivalent_gives_no_call() {
         ("diff", &["-u", "/dev/fd/63", "f.txt"]),
         // The shell expanded find's PATTERN into names.
         ("find", &[".", "f.txt", "g.txt", "all", "2"]),
+        // GNU grep's PATTERN is a regular expression unless -F: a literal call is the same only
+        // for one without special characters.
+        ("grep", &["-rn", "x$", "."]),
+        ("grep", &["-e", "^beta", "f.txt"]),
+        ("grep", &["-E", "x|alpha", "f.txt"]),
+        ("grep", &["-i", "b.ta", "f.txt"]),
     ] {
         let a = env.run(tool, words);
         let e = a.error.unwrap_or_default();
@@ -547,6 +553,14 @@ fn a_refusal_without_an_equivalent_gives_no_call() {
     }
     let e = env.run("cat", &["-zz"]).error.unwrap_or_default();
     assert!(e.contains("use -- before a path that starts with -"), "{e}");
+    // The literal search is named, not offered as the equivalent; with -F it is one.
+    let e = env.run("grep", &["-i", "b.ta", "f.txt"]).error.unwrap();
+    assert!(
+        e.ends_with("the literal search: grep b.ta f.txt true true"),
+        "{e}"
+    );
+    let e = env.run("grep", &["-F", "b.ta", "f.txt"]).error.unwrap();
+    assert!(e.ends_with("equivalent: grep b.ta f.txt"), "{e}");
 }
 
 #[test]
