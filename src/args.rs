@@ -20,6 +20,9 @@ pub struct World<'a> {
     /// Whether a word names an existing entry the caller may reach (the gate's answer): tells a
     /// second path from a bad value.
     pub exists: &'a dyn Fn(&[u8]) -> bool,
+    /// Whether a word names a directory the caller may reach: find's further PATHs must be
+    /// (a file there is `not a directory:`).
+    pub is_dir: &'a dyn Fn(&[u8]) -> bool,
     /// Whether standard input holds input (a pipe, socket or regular file, not a terminal). A
     /// flag-style call that leaves PATH out then reads it, as POSIX tools do: `ls | head -3`
     /// is `head - 3`, and `ls | grep -i x` is `grep x - true true`, never a search of the tree.
@@ -35,9 +38,9 @@ pub struct World<'a> {
 pub fn parse(tool: &Tool, words: &[OsString], world: &World<'_>) -> Result<Args> {
     let positional =
         positional(words).map_err(|flag| Error::Usage(refusal(tool, words, flag, world)))?;
-    if let Some(calls) = per_path_calls(tool, &positional, world.exists) {
+    if let Some(calls) = per_path_calls(tool, &positional, world) {
         return Err(Error::Usage(format!(
-            "several paths given, but {} takes one PATH; one call per path: {calls}",
+            "several paths given, but {} takes one PATH; one call per path is equivalent: {calls}",
             tool.name
         )));
     }
@@ -50,7 +53,7 @@ pub fn parse(tool: &Tool, words: &[OsString], world: &World<'_>) -> Result<Args>
 /// command line from these (docs/contract.md#readbox-sh).
 pub fn equivalent_call(tool: &Tool, words: &[OsString], world: &World<'_>) -> Option<String> {
     match positional(words) {
-        Ok(positional) => per_path_calls(tool, &positional, world.exists),
+        Ok(positional) => per_path_calls(tool, &positional, world),
         Err(_) => equivalent(tool, words, world).ok(),
     }
 }
@@ -76,47 +79,73 @@ pub(crate) fn positional(words: &[OsString]) -> std::result::Result<Vec<&[u8]>, 
 /// The most per-path calls a hint lists.
 const MAX_CALLS: usize = 8;
 
-/// When `words` hold several paths where `tool` takes one (`cat a.py b.py`, a shell glob that
-/// expanded), the runnable per-path calls joined by `; `, at most [`MAX_CALLS`]
-/// (docs/contract.md#arguments). A word counts as a further path when it comes after
-/// the last parameter, or when it is not a valid value for its position but names an existing
-/// entry (`head a.py b.py`); the caller's other valid words go with every call.
-fn per_path_calls(tool: &Tool, words: &[&[u8]], exists: &dyn Fn(&[u8]) -> bool) -> Option<String> {
+/// The index of `tool`'s one PATH parameter; `None` for a tool with none or two (diff).
+fn one_path_param(tool: &Tool) -> Option<usize> {
     let mut path_params = tool
         .params
         .iter()
         .enumerate()
         .filter(|(_, p)| p.kind == Kind::Path);
-    let (p, _) = path_params.next()?;
-    if path_params.next().is_some() || words.len() <= p + 1 {
-        // diff takes two paths; a single word is no second path.
+    match (path_params.next(), path_params.next()) {
+        (Some((p, _)), None) => Some(p),
+        _ => None,
+    }
+}
+
+/// Whether `word` can be a further PATH of `tool`: it names an entry the caller may reach (for
+/// find, a directory: a file there answers `not a directory:`).
+fn further_path(tool: &Tool, word: &[u8], world: &World<'_>) -> bool {
+    if tool.name == "find" {
+        (world.is_dir)(word)
+    } else {
+        (world.exists)(word)
+    }
+}
+
+/// When `words` hold several paths where `tool` takes one (`cat a.py b.py`, a shell glob that
+/// expanded), the runnable per-path calls joined by `; `, at most [`MAX_CALLS`]
+/// (docs/contract.md#arguments). The words after PATH that name an existing entry are further
+/// paths, and the others must make a valid call after the first path (`head a.py b.py 3`:
+/// `head a.py 3; head b.py 3`); failing that, a word after the last parameter, or one that is not
+/// a valid value for its position but names an entry, is a further path. The caller's other
+/// words go with every call.
+fn per_path_calls(tool: &Tool, words: &[&[u8]], world: &World<'_>) -> Option<String> {
+    let p = one_path_param(tool)?;
+    if words.len() <= p + 1 || from_words(tool, words).is_ok() {
+        // A single word is no second path, and words that make a valid call are what they say
+        // (`grep x . true false s`, whatever `s` names).
         return None;
     }
-    let mut paths = vec![words[p]];
-    let mut others: Vec<&[u8]> = Vec::new();
-    let mut odd = false;
-    for (i, w) in words.iter().enumerate().skip(p + 1) {
-        match tool.params.get(i) {
-            None => {
-                paths.push(w);
-                odd = true;
-            }
-            Some(param) if value_of(tool, param, w).is_err() && exists(w) => {
-                paths.push(w);
-                odd = true;
-            }
-            Some(_) => others.push(w),
+    let parses = |paths: &[&[u8]], others: &[&[u8]]| {
+        let mut probe: Vec<&[u8]> = words[..p].to_vec();
+        probe.push(paths[0]);
+        probe.extend(others);
+        from_words(tool, &probe).is_ok()
+    };
+    let (mut paths, mut others) = (vec![words[p]], Vec::new());
+    for w in &words[p + 1..] {
+        if further_path(tool, w, world) {
+            paths.push(w);
+        } else {
+            others.push(*w);
         }
     }
-    if !odd {
-        return None;
-    }
-    // The other words must make a valid call after the path, or they are not what they seem.
-    let mut probe: Vec<&[u8]> = words[..p].to_vec();
-    probe.push(paths[0]);
-    probe.extend(&others);
-    if from_words(tool, &probe).is_err() {
-        return None;
+    if paths.len() < 2 || !parses(&paths, &others) {
+        (paths, others) = (vec![words[p]], Vec::new());
+        for (i, w) in words.iter().enumerate().skip(p + 1) {
+            let beyond = match tool.params.get(i) {
+                None => tool.name != "find" || further_path(tool, w, world),
+                Some(param) => value_of(tool, param, w).is_err() && further_path(tool, w, world),
+            };
+            if beyond {
+                paths.push(w);
+            } else {
+                others.push(*w);
+            }
+        }
+        if paths.len() < 2 || !parses(&paths, &others) {
+            return None;
+        }
     }
     let call = |path: &[u8]| {
         let words: Vec<&[u8]> = words[..p]
@@ -136,10 +165,14 @@ fn per_path_calls(tool: &Tool, words: &[&[u8]], exists: &dyn Fn(&[u8]) -> bool) 
     if paths.len() > MAX_CALLS {
         text.push_str(&format!(" (and {} more)", paths.len() - MAX_CALLS));
     }
+    // The folder's own files of that extension, when no other word would be dropped.
     if tool.name == "grep"
+        && others.is_empty()
         && let Some(folder) = one_folder_call(&words[..p], &paths)
     {
-        text.push_str(&format!("; or, for the folder: {folder}"));
+        text.push_str(&format!(
+            "; or, for all the folder's files of that extension: {folder}"
+        ));
     }
     Some(text)
 }
@@ -296,11 +329,20 @@ fn equivalent(
     words: &[OsString],
     world: &World<'_>,
 ) -> std::result::Result<String, String> {
+    // The calls are built as text: a word that is not UTF-8 could not be written back as itself.
+    if let Some(w) = words.iter().find(|w| w.to_str().is_none()) {
+        return Err(format!(
+            "{} is not UTF-8, so no call is written in its place",
+            crate::names::shell_word(w.as_bytes())
+        ));
+    }
     let mut set: Vec<Option<String>> = vec![None; tool.params.len()];
     let mut notes: Vec<String> = Vec::new();
     // A call of another tool that answers what the flag asks (`cat -n f` -> `grep '' f`).
     let mut instead: Option<String> = None;
     let mut positional: Vec<String> = Vec::new();
+    // The flags met, for grep's regular-expression modes.
+    let mut seen: Vec<String> = Vec::new();
     let index = |name: &str| tool.params.iter().position(|p| p.name == name);
     let mut i = 0;
     let mut literal = false;
@@ -336,6 +378,7 @@ fn equivalent(
             return Err(format!("{} has no equivalent of {name}", tool.name));
         };
         for (flag, attached) in flags {
+            seen.push(flag.clone());
             match find_flag(tool, &flag).expect("checked above") {
                 Effect::Set(param, value) => {
                     if let Some(p) = index(param) {
@@ -360,7 +403,10 @@ fn equivalent(
                         continue;
                     }
                     if let Some(p) = index(param) {
-                        set[p] = Some(v);
+                        set[p] = Some(match set[p].take() {
+                            None => v,
+                            Some(before) => twice(tool, &flag, param, before, v)?,
+                        });
                     }
                 }
                 Effect::Call(template) => instead = Some(template.to_string()),
@@ -377,8 +423,79 @@ fn equivalent(
             }
         }
     }
+    // A process substitution (`<(…)`) reaches a program as a pipe of the shell's, which
+    // readbox does not open: no call here reads it.
+    if let Some(w) = positional.iter().find(|w| is_shell_pipe(w)) {
+        return Err(format!(
+            "{w} is a process substitution, which readbox does not open: pipe the command into \
+             {} - instead",
+            tool.name
+        ));
+    }
+    // GNU grep reads its PATTERN as a regular expression (unless -F): the literal call is the
+    // same only when the PATTERN holds nothing a regular expression treats specially.
+    let sign = if tool.name == "grep" {
+        let pattern = set[0].as_deref().or(positional.first().map(String::as_str));
+        pattern.and_then(|p| regex_sign(p, &seen))
+    } else {
+        None
+    };
+    let finish = |text: String| match &sign {
+        None => Ok(text),
+        Some(sign) => Err(format!(
+            "PATTERN holds {sign}, which GNU grep reads as a regular expression, and readbox grep \
+             matches literal text only (as grep -F does); the literal search: {text}"
+        )),
+    };
     // grep -r with no PATH searches the working directory, as GNU grep does, piped or not.
     let tree = index("recursive").is_some_and(|p| set[p].is_some());
+    // Several paths (`head -n 5 src/*.rs`), as the classic tool takes them: every word after
+    // the ones before PATH (grep's PATTERN) is a path. One call per path, each with the flags'
+    // values, when every further word names an entry the caller may reach.
+    if let Some(p) = one_path_param(tool) {
+        let before = (0..p).filter(|&i| set[i].is_none()).count();
+        let paths = positional.get(before..).unwrap_or_default();
+        if paths.len() > 1
+            && paths[1..]
+                .iter()
+                .all(|w| further_path(tool, w.as_bytes(), world))
+        {
+            if instead.is_some() && tool.name == "cat" {
+                // `cat -n a b` numbers the lines of all the files in one sequence.
+                return Err(format!(
+                    "{} numbers the lines of all the files in one sequence, and grep '' PATH \
+                     numbers each file's own",
+                    words
+                        .iter()
+                        .map(|w| w.to_string_lossy())
+                        .find(|w| w.starts_with('-'))
+                        .unwrap_or_default()
+                ));
+            }
+            let mut calls = Vec::new();
+            for path in paths.iter().take(MAX_CALLS) {
+                let mut lead = positional[..before].iter();
+                let values: Vec<Option<String>> = (0..tool.params.len())
+                    .map(|i| match &set[i] {
+                        _ if i == p => Some(path.clone()),
+                        Some(v) => Some(v.clone()),
+                        None if i < p => lead.next().cloned(),
+                        None => None,
+                    })
+                    .collect();
+                calls.push(call_of_values(tool, &values, instead.as_deref())?);
+            }
+            let mut text = calls.join("; ");
+            if paths.len() > MAX_CALLS {
+                text.push_str(&format!(" (and {} more)", paths.len() - MAX_CALLS));
+            }
+            for note in notes {
+                text.push_str("; ");
+                text.push_str(&note);
+            }
+            return finish(text);
+        }
+    }
     // Fill the parameters that no flag set with the positional words, in order.
     let mut words_left = positional.iter();
     let mut values: Vec<Option<String>> = Vec::with_capacity(set.len());
@@ -386,18 +503,7 @@ fn equivalent(
         values.push(s.or_else(|| words_left.next().cloned()));
     }
     if words_left.next().is_some() {
-        // Several paths (`wc -l src/*.rs`): one call per path, without the flags.
-        let flagless: Vec<&[u8]> = positional.iter().map(|w| w.as_bytes()).collect();
-        return match per_path_calls(tool, &flagless, world.exists) {
-            Some(mut calls) => {
-                for note in notes {
-                    calls.push_str("; ");
-                    calls.push_str(&note);
-                }
-                Ok(calls)
-            }
-            None => Err("too many arguments".to_string()),
-        };
+        return Err("too many arguments".to_string());
     }
     // PATH left out reads the piped input, as it would for the tool the caller had in mind.
     if tool.stdin
@@ -407,12 +513,106 @@ fn equivalent(
         && values[p].is_none()
     {
         values[p] = Some("-".to_string());
+        // What comes down the pipe may be cut already: a count, an end or a search of it is
+        // then one of the cut text (`cat README.md | wc -l` after a readbox cat).
+        if matches!(tool.name, "wc" | "tail" | "grep") {
+            notes.push(format!(
+                "- reads the pipe as it comes, which a readbox cat before it cuts at its cap: \
+                 {} FILE reads a file whole",
+                tool.name
+            ));
+        }
     }
+    let mut text = call_of_values(tool, &values, instead.as_deref())?;
+    // Notes follow the call as parts of their own, so that the call can be copied as it is.
+    for note in notes {
+        text.push_str("; ");
+        text.push_str(&note);
+    }
+    finish(text)
+}
+
+/// What in grep's PATTERN `p` a regular expression would treat specially, under the mode that
+/// the flags `seen` choose: none with -F, basic (`\ . [ *`, `^` first, `$` last) by default,
+/// extended with -E or -P (also `+ ? ( ) { } |`, and `^ $` anywhere).
+fn regex_sign(p: &str, seen: &[String]) -> Option<String> {
+    let any = |names: &[&str]| seen.iter().any(|f| names.contains(&f.as_str()));
+    if any(&["-F", "--fixed-strings"]) {
+        return None;
+    }
+    let extended = any(&["-E", "-P", "--extended-regexp", "--perl-regexp"]);
+    let special = |c: char| {
+        matches!(c, '\\' | '.' | '[' | '*')
+            || (extended && matches!(c, '+' | '?' | '(' | ')' | '{' | '}' | '|' | '^' | '$'))
+    };
+    if let Some(c) = p.chars().find(|&c| special(c)) {
+        return Some(format!("`{c}`"));
+    }
+    if p.starts_with('^') {
+        return Some("`^` first".to_string());
+    }
+    if p.len() > 1 && p.ends_with('$') {
+        return Some("`$` last".to_string());
+    }
+    None
+}
+
+/// Whether `word` names a pipe of the shell's, as a process substitution (`<(…)`) hands one to
+/// a program: `/dev/fd/N`, `/proc/self/fd/N`.
+fn is_shell_pipe(word: &str) -> bool {
+    ["/dev/fd/", "/proc/self/fd/"].iter().any(|prefix| {
+        word.strip_prefix(prefix)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// A flag that takes a value, given twice for `param`: `--include` globs add up, as GNU grep
+/// takes them (`{*.rs,*.py}`); a second count (`head -n 3 -n 5`) replaces the first, as the
+/// classic tools take it; two PATTERNs (`grep -e A -e B`) or two of find's tests have no one call.
+fn twice(
+    tool: &Tool,
+    flag: &str,
+    param: &str,
+    before: String,
+    v: String,
+) -> std::result::Result<String, String> {
+    match param {
+        "lines" | "context_lines" => Ok(v),
+        "file_pattern" => {
+            let plain = |g: &str| !g.contains(['{', '}', ',', '\\']);
+            let alternatives = before
+                .strip_prefix('{')
+                .and_then(|b| b.strip_suffix('}'))
+                .unwrap_or(&before);
+            if plain(&v) && alternatives.split(',').all(plain) {
+                Ok(format!("{{{alternatives},{v}}}"))
+            } else {
+                Err(format!(
+                    "{flag} given twice: FILE_PATTERN takes one glob, and these do not join as \
+                     {{a,b}}"
+                ))
+            }
+        }
+        _ => Err(format!(
+            "{flag} given twice: {} takes one {}, and no one call does what both ask",
+            tool.name,
+            param.to_ascii_uppercase()
+        )),
+    }
+}
+
+/// The call of `tool` with `values` (one per parameter, `None` for those not given), or of the
+/// other tool's `template` built from them.
+fn call_of_values(
+    tool: &Tool,
+    values: &[Option<String>],
+    template: Option<&str>,
+) -> std::result::Result<String, String> {
     let missing = |p: &Param| format!("no {} given", p.name.to_ascii_uppercase());
-    if let Some(template) = instead {
-        let mut call = template;
+    if let Some(template) = template {
+        let mut call = template.to_string();
         let mut dash = false;
-        for (p, v) in tool.params.iter().zip(&values) {
+        for (p, v) in tool.params.iter().zip(values) {
             let key = format!("{{{}}}", p.name);
             if call.contains(&key) {
                 let v = v.as_ref().ok_or_else(|| missing(p))?;
@@ -424,16 +624,12 @@ fn equivalent(
         if dash && let Some((name, rest)) = call.split_once(' ') {
             call = format!("{name} -- {rest}");
         }
-        for note in notes {
-            call.push_str("; ");
-            call.push_str(&note);
-        }
         return Ok(call);
     }
     let last = values.iter().rposition(Option::is_some);
     let mut call: Vec<String> = Vec::new();
     if let Some(last) = last {
-        for (p, v) in tool.params.iter().zip(&values).take(last + 1) {
+        for (p, v) in tool.params.iter().zip(values).take(last + 1) {
             match (v, p.default) {
                 (Some(v), _) => call.push(v.clone()),
                 (None, Some(d)) => call.push(d.to_string()),
@@ -444,7 +640,7 @@ fn equivalent(
     if let Some((p, _)) = tool
         .params
         .iter()
-        .zip(&values)
+        .zip(values)
         .find(|(p, v)| p.default.is_none() && v.is_none())
     {
         return Err(missing(p));
@@ -455,13 +651,7 @@ fn equivalent(
         return Err("this call has no positional equivalent".to_string());
     }
     // A word that starts with `-` gets `--` before it (`--` may stand first).
-    let mut text = command(tool.name, &words);
-    // Notes follow the call as parts of their own, so that the call can be copied as it is.
-    for note in notes {
-        text.push_str("; ");
-        text.push_str(&note);
-    }
-    Ok(text)
+    Ok(command(tool.name, &words))
 }
 
 /// Whether `word` is a flag of `tool`: a flag of its table, head's and tail's `-5`, or a bundle
@@ -499,8 +689,14 @@ fn short_bundle(tool: &Tool, word: &str) -> Option<Vec<(String, Option<String>)>
     let mut k = 0;
     while k < chars.len() {
         let short = format!("-{}", chars[k]);
+        let digits = k + 1 < chars.len() && chars[k + 1..].iter().all(char::is_ascii_digit);
         match find_flag(tool, &short)? {
             Effect::Takes(_) if k + 1 < chars.len() => {
+                out.push((short, Some(chars[k + 1..].iter().collect())));
+                k = chars.len();
+            }
+            // A flag of the classic tool that takes a number, with it attached (`-A3`).
+            Effect::Never(_) if digits => {
                 out.push((short, Some(chars[k + 1..].iter().collect())));
                 k = chars.len();
             }
@@ -649,12 +845,14 @@ mod tests {
     /// A world of no entries, with a terminal on standard input.
     const NONE: World<'static> = World {
         exists: &|_| false,
+        is_dir: &|_| false,
         piped: &|| false,
     };
 
     /// The same world with a pipe on standard input.
     const PIPED: World<'static> = World {
         exists: &|_| false,
+        is_dir: &|_| false,
         piped: &|| true,
     };
 
@@ -717,8 +915,10 @@ mod tests {
 
     #[test]
     fn several_paths_give_one_call_per_path() {
+        // Names that look like files exist; numbers do not.
         let all = World {
-            exists: &|_| true,
+            exists: &|w| !w.iter().all(u8::is_ascii_digit),
+            is_dir: &|_| false,
             piped: &|| false,
         };
         let usage = |tool: &str, ws: &[&str]| match parse(by_name(tool).unwrap(), &words(ws), &all)
@@ -732,7 +932,8 @@ mod tests {
         let m = usage("grep", &["fn main", "src/a.rs", "src/b.rs"]);
         assert!(
             m.contains(
-                "grep 'fn main' src/a.rs; grep 'fn main' src/b.rs; or, for the folder: \
+                "grep 'fn main' src/a.rs; grep 'fn main' src/b.rs; or, for all the folder's files of \
+                 that extension: \
                         grep 'fn main' src false false '*.rs'"
             ),
             "{m}"

@@ -19,6 +19,10 @@ pub struct Ctx<'a> {
     pub budget: &'a Budget,
     /// What a PATH of `-` reads.
     pub stdin: &'a Stdin,
+    /// The call came as `readbox call TOOL JSON` (as every MCP call does): the calls that notes
+    /// give are written as the tool's parameters, not as a command line
+    /// (docs/contract.md#mcp).
+    pub json_calls: bool,
 }
 
 /// What a PATH of `-` reads: the process's standard input for a call, or under `readbox sh`

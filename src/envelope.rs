@@ -958,6 +958,19 @@ pub fn write_stderr_line(line: &str) {
     write_stderr(line.as_bytes());
 }
 
+/// Unit tests read what would have gone to stderr here, so that their output stays quiet.
+#[cfg(test)]
+static STDERR_WRITTEN: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+
+#[cfg(test)]
+fn write_stderr(bytes: &[u8]) {
+    STDERR_WRITTEN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .extend_from_slice(bytes);
+}
+
+#[cfg(not(test))]
 fn write_stderr(mut bytes: &[u8]) {
     let stderr = rustix::stdio::stderr();
     while !bytes.is_empty() {
@@ -971,6 +984,12 @@ fn write_stderr(mut bytes: &[u8]) {
 
 /// Writes `bytes` (a short line) to stderr only if it can take them at once: a stderr that nobody
 /// reads must not hold a call that is ending because its stdout is not read.
+#[cfg(test)]
+fn write_stderr_if_ready(bytes: &[u8]) {
+    write_stderr(bytes);
+}
+
+#[cfg(not(test))]
 fn write_stderr_if_ready(bytes: &[u8]) {
     use rustix::event::{PollFd, PollFlags, Timespec};
     let stderr = rustix::stdio::stderr();

@@ -32,6 +32,11 @@ pub fn arguments(ctx: &Ctx<'_>, tool: &Tool, words: Words<'_>) -> Result<Args, E
         Words::Positional(w) => {
             let world = args::World {
                 exists: &|p| ctx.gate.resolve(p).is_ok(),
+                is_dir: &|p| {
+                    ctx.gate
+                        .resolve(p)
+                        .is_ok_and(|n| n.kind() == crate::resolve::Kind::Directory)
+                },
                 piped: &|| ctx.stdin_has_input(),
             };
             args::parse(tool, w, &world)

@@ -431,6 +431,7 @@ fn session_line(
                 out: &call.out,
                 budget: &budget,
                 stdin: &Stdin::Empty,
+                json_calls: false,
             };
             let ended = sh::run_line(&ctx, &line, home);
             (ended.error, ended.status, ended.exit)
@@ -503,6 +504,7 @@ impl Env<'_> {
             out: self.out,
             budget: &budget,
             stdin: &Stdin::Process,
+            json_calls: matches!(words, Words::Json(_)),
         };
         if !matches!(tool.run, Runs::Shell) {
             return invoke::run_tool(&ctx, tool, words);

@@ -103,7 +103,26 @@ fn start(words: &[OsString]) -> Result<Session, Error> {
         ));
     }
     let policy = Policy::load()?;
-    let gate = policy.open_gate()?;
+    // Without configured roots, the client's roots become the roots: they are found by a gate
+    // whose one root is `/`, under the policy's excludes (docs/contract.md#mcp).
+    let configured = policy.roots_configured();
+    let gate = if configured {
+        policy.open_gate()?
+    } else {
+        let mut open = policy.clone();
+        open.roots = vec![PathBuf::from("/")];
+        open.locked_roots = Vec::new();
+        open.workdir = PathBuf::from("/");
+        open.open_gate()?
+    };
+    let roots_policy = if configured {
+        policy.clone()
+    } else {
+        let mut open = policy.clone();
+        open.roots = vec![PathBuf::from("/")];
+        open
+    };
+
     // Opened (and made) here so that Landlock can leave exactly this file writable for the
     // children, and so that a log that cannot be written stops the server at once.
     let audit = match &policy.audit_log {
@@ -128,6 +147,8 @@ fn start(words: &[OsString]) -> Result<Session, Error> {
         roots_cv: Condvar::new(),
         calls: Mutex::new(HashMap::new()),
         shutdown: AtomicBool::new(false),
+        configured: configured.then(|| policy.roots.clone()),
+        workdir: policy.workdir.clone(),
     });
     for i in 0..workers {
         let s = shared.clone();
@@ -141,6 +162,7 @@ fn start(words: &[OsString]) -> Result<Session, Error> {
     Ok(Session {
         shared,
         policy,
+        roots_policy,
         gate,
         next_request: 0,
     })
@@ -192,6 +214,12 @@ struct Shared {
     /// The calls in flight, by their id as JSON text.
     calls: Mutex<HashMap<String, Arc<Mutex<Slot>>>>,
     shutdown: AtomicBool,
+    /// The configured roots; `None` when none were configured, so that only a client's roots
+    /// can give any (docs/contract.md#mcp).
+    configured: Option<Vec<PathBuf>>,
+    /// The server's working directory: the calls' too when it lies beneath their roots, else
+    /// their first root is (so that a relative path names something the caller can see).
+    workdir: PathBuf,
 }
 
 /// Locks `m`, also after a panic elsewhere (the state stays usable: every update is one step).
@@ -237,6 +265,9 @@ fn stateless(result: Value) -> Value {
 struct Session {
     shared: Arc<Shared>,
     policy: Policy,
+    /// The policy whose roots a client's roots are narrowed from: the configured roots, or `/`
+    /// when none are configured.
+    roots_policy: Policy,
     gate: Gate,
     next_request: u64,
 }
@@ -466,12 +497,14 @@ impl Session {
                         "protocolVersion": version,
                         "capabilities": {"tools": {"listChanged": false}},
                         "serverInfo": server_info(),
-                        "instructions": INSTRUCTIONS,
+                        "instructions": self.instructions(roots),
                     }),
                 ));
             }
             "ping" => answer(self, json!({})),
-            "server/discover" => self.send(&response(id, stateless_discover())),
+            "server/discover" => {
+                self.send(&response(id, stateless_discover(&self.instructions(false))))
+            }
             "tools/list" => {
                 let mut result = json!({"tools": self.tool_list()});
                 if stateless {
@@ -558,7 +591,7 @@ impl Session {
                 };
                 match root_uris(answer) {
                     Some(uris) => Some(Narrowing::To(roots::narrow(
-                        &self.policy,
+                        &self.roots_policy,
                         &self.gate,
                         &uris,
                     ))),
@@ -652,7 +685,7 @@ impl Session {
             return;
         }
         let narrowing = match msg.get("result").and_then(root_uris) {
-            Some(uris) => roots::narrow(&self.policy, &self.gate, &uris),
+            Some(uris) => roots::narrow(&self.roots_policy, &self.gate, &uris),
             None => {
                 // The client declared roots but did not give them: nothing is readable.
                 eprintln!("readbox mcp: the client's roots/list failed; every path is denied");
@@ -669,11 +702,55 @@ impl Session {
     }
 }
 
-/// What the server tells a client about itself (`initialize`, `server/discover`).
+/// What the server tells a client about itself (`initialize`, `server/discover`), before the
+/// roots and the working directory.
 const INSTRUCTIONS: &str = "Read-only file tools confined beneath the allowed directories. Paths \
     are absolute or relative to the working directory (pwd prints it). Excluded files (.env, \
     keys and the like) are denied. Output is capped: a truncated answer says where it stopped \
-    and, for cat and head, the call that continues it.";
+    and, for cat and head, the call that continues it as the tool's parameters.";
+
+/// The denial of every call when no roots were configured and the client gave none
+/// (docs/contract.md#mcp).
+pub(crate) const NO_ROOTS: &str = "no roots: readbox mcp reads nothing until it is given roots; set \
+    READBOX_ROOTS (':'-separated directories) or allowed_directories in a config file \
+    (READBOX_CONFIG) in the server's environment, or use a client that offers roots";
+
+impl Session {
+    /// The `instructions` of `initialize`: what the tools do, the roots and the working
+    /// directory; `client_roots` says that the client declared roots.
+    fn instructions(&self, client_roots: bool) -> String {
+        let shown = |dirs: &[PathBuf]| -> String {
+            dirs.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let roots = match (&self.shared.configured, client_roots) {
+            (Some(r), false) => format!("Roots: {}.", shown(r)),
+            (Some(r), true) => format!(
+                "Roots: {}, narrowed to the roots this client offers.",
+                shown(r)
+            ),
+            (None, true) => "Roots: the directories this client offers as roots.".to_string(),
+            (None, false) => format!("Roots: none, so every call is denied: {NO_ROOTS}."),
+        };
+        let w = &self.shared.workdir;
+        let workdir = match &self.shared.configured {
+            Some(r) if r.iter().any(|root| w.starts_with(root)) => {
+                format!(" Working directory: {}.", w.display())
+            }
+            Some(r) if !r.is_empty() => {
+                format!(" Working directory: {} (the first root).", r[0].display())
+            }
+            _ if client_roots => format!(
+                " Working directory: {} when it lies beneath a root, else the first root.",
+                w.display()
+            ),
+            _ => String::new(),
+        };
+        format!("{INSTRUCTIONS} {roots}{workdir}")
+    }
+}
 
 /// Every version this server speaks, oldest first.
 fn supported_versions() -> Vec<&'static str> {
@@ -689,12 +766,12 @@ fn stateless_meta(mut result: Value) -> Value {
 }
 
 /// The answer to `server/discover`.
-fn stateless_discover() -> Value {
+fn stateless_discover(instructions: &str) -> Value {
     stateless(json!({
         "supportedVersions": supported_versions(),
         "capabilities": {"tools": {"listChanged": false}},
         "serverInfo": server_info(),
-        "instructions": INSTRUCTIONS,
+        "instructions": instructions,
         "ttlMs": 0,
         "cacheScope": "private",
     }))

@@ -429,9 +429,12 @@ impl Policy {
                     format!("{} is outside every root", given.display()),
                 ));
             }
+            // A current directory outside every root stays the working directory, beneath no
+            // root: relative paths are then denied, never answered for another directory
+            // (docs/contract.md#policy).
             None => match cwd {
-                Some(c) if within(&c) => c,
-                _ => p.roots[0].clone(),
+                Some(c) => c,
+                None => p.roots[0].clone(),
             },
         };
         // Last of all, so that no layer can widen what it leaves.
@@ -439,6 +442,17 @@ impl Policy {
             p.narrow_roots(v)?;
         }
         Ok(p)
+    }
+
+    /// Whether the roots were given (`READBOX_ROOTS`, `allowed_directories` in a config file, or
+    /// a lock), rather than taken from the working directory by default. `readbox mcp` never
+    /// serves a working directory it did not choose (docs/contract.md#mcp).
+    pub fn roots_configured(&self) -> bool {
+        self.lock
+            || self
+                .sources
+                .get("allowed_directories")
+                .is_some_and(|s| s != "default")
     }
 
     /// Applies the narrow-only roots layer ([`NARROW_ROOTS_VAR`]): the roots become the listed

@@ -73,6 +73,8 @@ pub struct Lines {
     free: usize,
     /// The second thread that reads and searches every other chunk, when there is one.
     scout: Option<Scout>,
+    /// The offset where the input ends for this reader ([`Lines::ending_at`]).
+    stop_at: Option<u64>,
 }
 
 thread_local! {
@@ -106,6 +108,7 @@ impl Lines {
             shown: shown.to_string(),
             free: 0,
             scout: None,
+            stop_at: None,
         }
     }
 
@@ -148,6 +151,13 @@ impl Lines {
         let mut lines = Lines::new(file, Some(size), shown);
         lines.consumed = offset;
         Ok(lines)
+    }
+
+    /// This reader, ending at offset `end` however far the file goes on: what tail shows is the
+    /// file as it was when tail found its end, also while it grows (docs/contract.md#tools).
+    pub fn ending_at(mut self, end: u64) -> Lines {
+        self.stop_at = Some(end);
+        self
     }
 
     /// The next batch, or `None` at the end of the input. The previous batch is consumed.
@@ -280,7 +290,14 @@ impl Lines {
         if self.scout.is_some() {
             return self.fill_chunk();
         }
-        let want = BLOCK.min(hold.saturating_sub(pending)).max(1);
+        let mut want = BLOCK.min(hold.saturating_sub(pending)).max(1);
+        if let Some(stop) = self.stop_at {
+            want = want.min(usize::try_from(stop.saturating_sub(self.read_to())).unwrap_or(want));
+            if want == 0 {
+                self.eof = true;
+                return Ok(());
+            }
+        }
         if self.buf.len() < self.end + want {
             self.buf.resize(self.end + want, 0);
         }

@@ -163,11 +163,18 @@ impl Args {
     /// The call of `tool` with these arguments, some replaced (`(index, word)`), as a runnable
     /// shell command: the words the caller gave, and the defaults up to the last one replaced.
     pub fn call_with(&self, tool: &str, replaced: &[(usize, &[u8])]) -> String {
+        let words = self.words_with(replaced);
+        let words: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
+        crate::names::command(tool, &words)
+    }
+
+    /// The words of [`Args::call_with`]'s call, in parameter order.
+    pub fn words_with(&self, replaced: &[(usize, &[u8])]) -> Vec<Vec<u8>> {
         let upto = replaced
             .iter()
             .map(|&(i, _)| i + 1)
             .fold(self.given, usize::max);
-        let words: Vec<Vec<u8>> = self.values[..upto]
+        self.values[..upto]
             .iter()
             .enumerate()
             .map(|(i, v)| match replaced.iter().find(|&&(r, _)| r == i) {
@@ -181,8 +188,6 @@ impl Args {
                     Value::FileType(FileType::Directory) => b"directory".to_vec(),
                 },
             })
-            .collect();
-        let words: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
-        crate::names::command(tool, &words)
+            .collect()
     }
 }

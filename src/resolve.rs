@@ -61,6 +61,10 @@ const MAX_COMPONENTS: usize = 4096;
 /// Symlinks expanded in one resolution before it fails with `io:` (as Linux's `ELOOP` limit).
 pub const MAX_SYMLINK_HOPS: u32 = 40;
 
+/// Why a relative path is denied when the working directory lies beneath no root; the error
+/// never names the working directory (docs/contract.md#policy).
+pub const WORKDIR_OUTSIDE: &str = "the working directory is outside the roots";
+
 /// The type of an object, from its mode (as `stat` names them in docs/contract.md#tools).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -383,6 +387,12 @@ impl Gate {
             .clone()
     }
 
+    /// Whether the working directory lies beneath a root. When it does not (the current
+    /// directory was outside every root), relative paths are denied (docs/contract.md#policy).
+    pub fn workdir_is_beneath_a_root(&self) -> bool {
+        self.root_of(&self.workdir()).is_some()
+    }
+
     /// Puts back a working directory that [`Gate::workdir`] returned: `readbox sh` plans a line
     /// through its `cd`s, then runs it from where the line started, which may lie beneath no
     /// root.
@@ -412,6 +422,9 @@ impl Gate {
             return Err(Error::NotFound(shown_arg));
         }
         let written = Path::new(OsStr::from_bytes(arg));
+        if !written.is_absolute() && !self.roots.is_empty() && !self.workdir_is_beneath_a_root() {
+            return Err(Error::Denied(format!("{shown_arg}: {WORKDIR_OUTSIDE}")));
+        }
         // The path as written, folded: excluded there means denied, whatever exists.
         let absolute = if written.is_absolute() {
             written.to_path_buf()

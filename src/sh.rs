@@ -380,6 +380,12 @@ impl Shell<'_> {
         }
         let world = crate::args::World {
             exists: &|p| self.ctx.gate.resolve(p).is_ok(),
+            is_dir: &|p| {
+                self.ctx
+                    .gate
+                    .resolve(p)
+                    .is_ok_and(|n| n.kind() == NodeKind::Directory)
+            },
             piped: &|| piped,
         };
         match crate::args::parse(tool, words, &world) {
@@ -400,7 +406,15 @@ impl Shell<'_> {
     fn cd_target(&self, words: &[OsString]) -> Result<crate::resolve::Node, Error> {
         let gate = self.ctx.gate;
         match words {
-            [] => gate.resolve(self.home.as_os_str().as_bytes()),
+            // A home beneath no root is not named (docs/contract.md#policy).
+            [] => gate
+                .resolve(self.home.as_os_str().as_bytes())
+                .map_err(|e| match e {
+                    Error::Denied(_) => {
+                        Error::Denied(format!("~: {}", crate::resolve::WORKDIR_OUTSIDE))
+                    }
+                    e => e,
+                }),
             [dir] => gate.resolve(dir.as_bytes()),
             _ => Err(Error::Usage("cd takes one DIR".into())),
         }
@@ -627,6 +641,7 @@ impl Shell<'_> {
                     out,
                     budget: self.ctx.budget,
                     stdin: &stdin,
+                    json_calls: false,
                 };
                 let (e, status) = invoke::run_tool(&ctx, tool, Words::Positional(words));
                 if answer {
@@ -817,7 +832,7 @@ fn destinations(cmd: &Command) -> (Dest, Dest) {
 /// earlier command, so no rewrite can be said to do the same.
 fn whole_line_refusal(line: &Line, refusals: &[Refusal], uncertain: bool) -> String {
     let first = &refusals[0];
-    let cut = ["; equivalent: ", "; one call per path: "]
+    let cut = ["; equivalent: ", "; one call per path is equivalent: "]
         .iter()
         .filter_map(|m| first.message.find(m))
         .min()
@@ -832,6 +847,23 @@ fn whole_line_refusal(line: &Line, refusals: &[Refusal], uncertain: bool) -> Str
         None => text.push_str("; the line has no equivalent"),
     }
     text
+}
+
+/// The FILE of a stage that is `cat FILE` and nothing else.
+fn plain_cat(stage: &str) -> Option<&str> {
+    let file = stage.strip_prefix("cat ")?;
+    (!file.is_empty() && !file.contains([' ', '<', '>', '&', '|']) && file != "-").then_some(file)
+}
+
+/// A call split around its one `-` word (the piped input), when it has exactly one.
+fn pipe_word(call: &str) -> Option<(&str, &str)> {
+    let at = call
+        .find(" - ")
+        .map(|i| i + 1)
+        .or_else(|| call.strip_suffix(" -").map(|rest| rest.len() + 1))?;
+    let (before, after) = (&call[..at], &call[at + 1..]);
+    (!after.contains(" - ") && !after.ends_with(" -") && !before.contains(" -- "))
+        .then_some((before, after))
 }
 
 /// The line with each refused command replaced by its equivalent, when every one has an
@@ -853,19 +885,34 @@ fn rewrite(line: &Line, refusals: &[Refusal]) -> Option<String> {
             if p.negated {
                 text.push_str("! ");
             }
-            let mut stages = Vec::new();
+            let mut stages: Vec<String> = Vec::new();
             for c in &p.commands {
                 let mut words = match refusals.iter().find(|r| r.index == index) {
                     Some(r) => {
                         let eq = r.equivalent.as_deref()?;
-                        let eq = eq.split("; or, for the folder:").next().unwrap_or(eq);
+                        let eq = eq
+                            .split("; or, for all the folder's files")
+                            .next()
+                            .unwrap_or(eq);
+                        // The line shows what the pipe carries: the caution is for a caller
+                        // who cannot see it.
+                        let eq = eq.split("; - reads the pipe").next().unwrap_or(eq);
                         if eq.contains("dropped:") || eq.contains(" (and ") {
                             return None;
                         }
                         if eq.contains("; ") && !alone {
                             return None;
                         }
-                        eq.to_string()
+                        // `cat FILE | wc -l`: the pipe holds what cat's cap let through, so the
+                        // call that reads the pipe is the call that reads FILE itself.
+                        let cat_file = stages.last().and_then(|s| plain_cat(s)).map(str::to_string);
+                        match (cat_file, pipe_word(eq)) {
+                            (Some(file), Some((before, after))) => {
+                                stages.pop();
+                                format!("{before}{file}{after}")
+                            }
+                            _ => eq.to_string(),
+                        }
                     }
                     None => c
                         .words

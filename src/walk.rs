@@ -37,10 +37,16 @@ pub const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn"];
 /// The largest ignore file read; the rest of a larger one is left out.
 const MAX_IGNORE_FILE: u64 = 1 << 20;
 
+/// The largest MAX_DEPTH.
+pub const MAX_DEPTH_LIMIT: u64 = 100;
+
 /// The MAX_DEPTH parameter of find and grep.
 pub const MAX_DEPTH: Param = Param {
     name: "max_depth",
-    kind: ParamKind::Int { min: 0, max: 100 },
+    kind: ParamKind::Int {
+        min: 0,
+        max: MAX_DEPTH_LIMIT,
+    },
     default: Some("20"),
     help: "how deep to go: 1 = direct children, 0 = nothing (0 to 100)",
 };
@@ -263,6 +269,8 @@ pub struct Skipped {
     pub unreadable: u64,
     /// Mount points listed but not entered, as the caller would reach them.
     pub mount_points: Vec<Vec<u8>>,
+    /// Directories at MAX_DEPTH, listed but not entered.
+    pub deep: u64,
 }
 
 impl Skipped {
@@ -306,6 +314,28 @@ impl Skipped {
                 if self.unreadable == 1 { "was" } else { "were" }
             ));
         }
+    }
+
+    /// The note of a walk that left directories unentered at `max_depth`: how many, and `deeper`,
+    /// the call that goes further (docs/contract.md#tools).
+    pub fn note_depth(&self, out: &crate::envelope::Output, max_depth: usize, deeper: &str) {
+        if self.deep == 0 {
+            return;
+        }
+        let (dirs, were) = if self.deep == 1 {
+            ("directory", "was")
+        } else {
+            ("directories", "were")
+        };
+        let then = if max_depth < MAX_DEPTH_LIMIT as usize {
+            format!("{deeper} goes deeper")
+        } else {
+            "MAX_DEPTH is at its largest: name a deeper directory as PATH".to_string()
+        };
+        out.note(format!(
+            "{} {dirs} at MAX_DEPTH {max_depth} {were} not entered; {then}",
+            self.deep
+        ));
     }
 
     /// The note of a walk whose ignore rules left out entries while nothing was found.
@@ -493,6 +523,8 @@ impl Walker<'_, '_> {
                     Err(e @ Error::Shortage(_)) => return Err(e.into()),
                     Err(_) => self.skipped.unreadable += 1,
                 }
+            } else if is_dir {
+                self.skipped.deep += 1;
             }
             self.display.truncate(base_len);
         }
@@ -577,39 +609,122 @@ fn load_level(
         let Some(text) = contents(names, MAX_IGNORE_FILE)? else {
             return Ok(None);
         };
-        let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&text);
-        let mut b = GitignoreBuilder::new(&root);
-        // `lines` drops one `\r` before each `\n`, as git does. A line that the tree's author
-        // nested too deep would crash the glob compiler: it is left out, as a line that does not
-        // parse is (ignore rules only ever hide entries).
-        for line in String::from_utf8_lossy(text).lines() {
-            if crate::glob::check(line).is_ok() {
-                let _ = b.add_line(None, line);
-            }
-        }
-        Ok(b.build().ok().filter(|g| !g.is_empty()))
+        Ok(rules(&root, &text))
     };
     // A repository's root holds `.git`: a folder, or a file that points to one (`gitdir: …`, as
     // worktrees and submodules have).
-    let repo = present(".git")
-        && match unless_short(gate.child(dir, OsStr::new(".git"), shown))? {
-            Some(Some(git)) => match git.kind() {
-                Kind::Directory => true,
-                Kind::File => contents(&[".git"], 64)?.is_some_and(|t| t.starts_with(b"gitdir:")),
-                _ => false,
-            },
-            _ => false,
-        };
+    let git = if present(".git") {
+        unless_short(gate.child(dir, OsStr::new(".git"), shown))?.flatten()
+    } else {
+        None
+    };
+    let (repo, git_exclude) = match git.as_ref().map(Node::kind) {
+        Some(Kind::Directory) => (true, read(&[".git", "info", "exclude"])?),
+        Some(Kind::File) => match contents(&[".git"], MAX_GITDIR_FILE)? {
+            Some(text) if text.starts_with(b"gitdir:") => {
+                let exclude = linked_exclude(gate, dir, &text, shown)?;
+                (true, exclude.and_then(|t| rules(&root, &t)))
+            }
+            _ => (false, None),
+        },
+        _ => (false, None),
+    };
     Ok(Level {
         ignore: read(&[".ignore"])?,
         gitignore: read(&[".gitignore"])?,
-        git_exclude: if repo {
-            read(&[".git", "info", "exclude"])?
-        } else {
-            None
-        },
+        git_exclude,
         repo,
     })
+}
+
+/// The longest `.git` file read (`gitdir: PATH`).
+const MAX_GITDIR_FILE: u64 = 4096;
+
+/// The rules of one ignore file's `text`, anchored at `root`, read as git reads them: a UTF-8
+/// byte order mark at the start is skipped, exactly one `\r` before each `\n` (and at the end)
+/// is dropped, and trailing spaces, not tabs, are dropped unless escaped with `\`.
+fn rules(root: &Path, text: &[u8]) -> Option<Gitignore> {
+    let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+    let mut b = GitignoreBuilder::new(root);
+    for line in text.split(|c| *c == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let line = git_line(&String::from_utf8_lossy(line));
+        // A line that the tree's author nested too deep would crash the glob compiler: it is
+        // left out, as a line that does not parse is (ignore rules only ever hide entries).
+        if crate::glob::check(&line).is_ok() {
+            let _ = b.add_line(None, &line);
+        }
+    }
+    b.build().ok().filter(|g| !g.is_empty())
+}
+
+/// One ignore-file line as git keeps it, written so that the glob parser keeps it too: git drops
+/// trailing spaces unless the last is escaped (`c\ `), and keeps every other trailing white
+/// space (a tab). The parser would trim those, so the last of them goes in a class (`a[\t]`).
+fn git_line(line: &str) -> String {
+    let mut last_space = None;
+    let mut chars = line.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            ' ' => {
+                last_space.get_or_insert(i);
+            }
+            '\\' => {
+                last_space = None;
+                chars.next();
+            }
+            _ => last_space = None,
+        }
+    }
+    let kept = &line[..last_space.unwrap_or(line.len())];
+    match kept.chars().next_back() {
+        Some(c) if c.is_whitespace() && c != ' ' => {
+            let mut body = &kept[..kept.len() - c.len_utf8()];
+            // An escaped tab is a tab: the class holds it as well.
+            let escapes = body.len() - body.trim_end_matches('\\').len();
+            if escapes % 2 == 1 {
+                body = &body[..body.len() - 1];
+            }
+            format!("{body}[{c}]")
+        }
+        _ => kept.to_string(),
+    }
+}
+
+/// The text of the `info/exclude` that applies to the repository whose `.git` file in `dir` says
+/// `gitdir: PATH` (`text`): in a linked worktree, whose git directory holds `commondir`, the main
+/// repository's; else the git directory's own. Read through the gate like every path: a git
+/// directory outside the roots or excluded is not read, and its rules are left out.
+fn linked_exclude(
+    gate: &Gate,
+    dir: &Node,
+    text: &[u8],
+    shown: &str,
+) -> Result<Option<Vec<u8>>, Error> {
+    let given = text["gitdir:".len()..].trim_ascii();
+    let given = Path::new(OsStr::from_bytes(given));
+    let git_dir = gate.path_of(dir).join(given);
+    let read = |path: &Path, limit: u64| -> Result<Option<Vec<u8>>, Error> {
+        let Some(node) = unless_short(gate.resolve(path.as_os_str().as_bytes()))? else {
+            return Ok(None);
+        };
+        let Some(file) = unless_short(gate.open_read(&node, shown))? else {
+            return Ok(None);
+        };
+        let mut bytes = Vec::new();
+        let read = file
+            .take(limit)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(shown, &e));
+        Ok(unless_short(read)?.map(|_| bytes))
+    };
+    let common = match read(&git_dir.join("commondir"), MAX_GITDIR_FILE)? {
+        Some(c) => git_dir.join(OsStr::from_bytes(
+            c.strip_suffix(b"\n").unwrap_or(&c).trim_ascii_end(),
+        )),
+        None => git_dir,
+    };
+    read(&common.join("info").join("exclude"), MAX_IGNORE_FILE)
 }
 
 /// `r`'s value, or `None` for an error other than a [`Error::Shortage`], which is passed on.

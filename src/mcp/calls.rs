@@ -6,10 +6,11 @@
 //! waited for, so a kill never reaches a reused id; a cancelled call is never answered.
 
 use std::collections::VecDeque;
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -143,9 +144,37 @@ impl Shared {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
-        if let Narrowing::To(dirs) = narrowing {
+        let join = |dirs: &[PathBuf]| -> OsString {
             let joined: Vec<&[u8]> = dirs.iter().map(|d| d.as_os_str().as_bytes()).collect();
-            cmd.env(NARROW_ROOTS_VAR, OsStr::from_bytes(&joined.join(&b':')));
+            OsStr::from_bytes(&joined.join(&b':')).to_os_string()
+        };
+        // The roots the call reads beneath: the configured ones, narrowed to the client's; or,
+        // when none are configured, the client's own (docs/contract.md#mcp).
+        let roots: &[PathBuf] = match (narrowing, &self.configured) {
+            (Narrowing::To(dirs), Some(_)) => {
+                cmd.env(NARROW_ROOTS_VAR, join(dirs));
+                dirs
+            }
+            (Narrowing::Configured, Some(configured)) => configured,
+            (Narrowing::To(dirs), None) if !dirs.is_empty() => {
+                cmd.env("READBOX_ROOTS", join(dirs));
+                dirs
+            }
+            (_, None) => {
+                let why = match narrowing {
+                    Narrowing::To(_) => format!(
+                        "none of the roots the client offers is a directory readbox may read; {}",
+                        super::NO_ROOTS
+                    ),
+                    Narrowing::Configured => super::NO_ROOTS.to_string(),
+                };
+                return tool_error(Error::Denied(why));
+            }
+        };
+        if !roots.iter().any(|r| self.workdir.starts_with(r))
+            && let Some(first) = roots.first()
+        {
+            cmd.env("READBOX_WORKDIR", first);
         }
         let start = Instant::now();
         let mut child: Child = {
@@ -245,6 +274,17 @@ fn tool_error(e: Error) -> Value {
     })
 }
 
+/// What an empty output means, per tool, said in a few words.
+fn empty_answer(tool: &str) -> &'static str {
+    match tool {
+        "grep" => "no line matched",
+        "diff" => "no differences",
+        "ls" | "find" => "no entries",
+        "cat" | "head" | "tail" => "no lines",
+        _ => "no output",
+    }
+}
+
 /// Maps a child's envelope to a `tools/call` result (docs/contract.md#mcp): `output` is the
 /// first text block, followed in the same block by the error line when there is one
 /// (`isError: true`); the notes, one per line, are a second text block; wc and stat also give
@@ -281,6 +321,11 @@ fn envelope_to_result(tool: &Tool, stdout: &[u8], status: ExitStatus) -> Value {
         )));
     };
     let mut text = output.to_string();
+    // An empty text block reads as nothing at all to a model: the empty answer is said in
+    // words, and `_meta.exitStatus` keeps the status (docs/contract.md#mcp).
+    if text.is_empty() && error.is_none() {
+        text = empty_answer(tool.name).to_string();
+    }
     // `sh`'s output holds its error line already, where a terminal shows it (a timeout's is
     // the watchdog's, and is not there).
     let shell = matches!(tool.run, crate::tools::Runs::Shell);

@@ -126,7 +126,7 @@ fn bad_values_name_the_file_and_key() {
 }
 
 #[test]
-fn workdir_outside_roots_is_a_config_error_and_cwd_outside_uses_first_root() {
+fn workdir_outside_roots_is_a_config_error_and_cwd_outside_stays_outside() {
     let f = Fixture::new();
     let root = f.p("root").display().to_string();
     let out = f.p("outside").display().to_string();
@@ -134,7 +134,16 @@ fn workdir_outside_roots_is_a_config_error_and_cwd_outside_uses_first_root() {
     assert!(matches!(e, Err(Error::Config(_))));
     let mut i = f.inputs(&[("READBOX_ROOTS", &root)]);
     i.cwd = Some(f.p("outside"));
-    assert_eq!(Policy::load_from(&i).unwrap().workdir, f.p("root"));
+    let p = Policy::load_from(&i).unwrap();
+    assert_eq!(p.workdir, f.p("outside"));
+    // Relative paths are denied with the reason; absolute ones beneath a root still resolve.
+    let gate = p.open_gate().unwrap();
+    let e = gate.resolve(b"sub").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "denied: sub: the working directory is outside the roots"
+    );
+    assert!(gate.resolve(f.p("root/sub").as_os_str().as_bytes()).is_ok());
 }
 
 #[test]

@@ -31,9 +31,15 @@ pub const TOOL: Tool = Tool {
     example: "README.md",
     flags: &[
         Flag {
-            names: &["-n", "--number", "-b", "--number-nonblank"],
+            names: &["-n", "--number"],
             // grep with the empty PATTERN prints every line with its number.
             effect: Effect::Call("grep '' {path}"),
+        },
+        Flag {
+            names: &["-b", "--number-nonblank"],
+            effect: Effect::Never(
+                "readbox numbers blank lines too: grep '' PATH numbers every line",
+            ),
         },
         Flag {
             names: &[

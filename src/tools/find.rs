@@ -70,6 +70,33 @@ pub const TOOL: Tool = Tool {
             names: &["-L", "-follow"],
             effect: Effect::Never("walks never follow symlinks"),
         },
+        Flag {
+            names: &[
+                "-size",
+                "-mtime",
+                "-mmin",
+                "-atime",
+                "-ctime",
+                "-newer",
+                "-path",
+                "-wholename",
+                "-regex",
+                "-iregex",
+                "-perm",
+                "-user",
+                "-group",
+                "-empty",
+                "-mindepth",
+                "-prune",
+                "-links",
+                "-inum",
+                "-samefile",
+            ],
+            effect: Effect::Never(
+                "readbox find chooses entries by name (PATTERN), type (FILE_TYPE) and depth \
+                 (MAX_DEPTH) only; stat PATH gives an entry's size and time",
+            ),
+        },
     ],
     on_truncate: Outcome::Success,
     stdin: false,
@@ -135,6 +162,12 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     };
     let result = walk.run(ctx, &mut skipped, &mut visit);
     skipped.note(ctx.out);
+    let deeper = walk::MAX_DEPTH_LIMIT.to_string();
+    skipped.note_depth(
+        ctx.out,
+        max_depth,
+        &super::call_with(ctx, "find", args, &[(3, deeper.as_bytes())]),
+    );
     if result.is_ok() && listed == 0 {
         skipped.note_ignored_when_empty(ctx.out, "entry matched");
     }

@@ -28,6 +28,9 @@ use std::sync::{Mutex, mpsc};
 use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
 
+mod literal;
+mod window;
+
 use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::Stop;
@@ -40,6 +43,8 @@ use crate::redact::{Shown, Tally};
 use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
 use crate::resolve::{Kind as K, Node, Ticket};
 use crate::walk::{Entry, Ignores, Skipped, Walk, display_prefix};
+use literal::note_literal;
+use window::{ELLIPSIS, WINDOW, mark_cuts, window_note, windowed};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -110,9 +115,19 @@ pub const TOOL: Tool = Tool {
             names: &["-e", "--regexp"],
             effect: Effect::Takes("pattern"),
         },
+        // A regular expression without special characters is its literal text: the hint is
+        // given only for such a PATTERN (see `regex_sign` in src/args.rs), as for every flag
+        // call of GNU grep, whose PATTERN is a regular expression unless -F.
         Flag {
-            names: &["-E", "-P", "-G", "--extended-regexp", "--perl-regexp"],
-            effect: Effect::Never("PATTERN is literal text, never a regular expression"),
+            names: &[
+                "-E",
+                "-P",
+                "-G",
+                "--extended-regexp",
+                "--perl-regexp",
+                "--basic-regexp",
+            ],
+            effect: Effect::Always,
         },
         Flag {
             names: &["-q", "--quiet", "--silent"],
@@ -156,6 +171,13 @@ pub const TOOL: Tool = Tool {
             ],
             effect: Effect::Never(
                 "readbox grep prints no context lines; cat PATH FROM_LINE reads on from a match",
+            ),
+        },
+        Flag {
+            names: &["-m", "--max-count"],
+            effect: Effect::Never(
+                "readbox grep prints every matching line; in readbox sh, `| head - N` keeps the \
+                 first N",
             ),
         },
         Flag {
@@ -323,6 +345,8 @@ struct Search {
     /// Bytes to keep from the end of a piece of a long line, so that a match across pieces is
     /// found.
     overlap: usize,
+    /// Bytes a match can span, at most.
+    pattern_len: u64,
 }
 
 impl Search {
@@ -509,7 +533,10 @@ impl Search {
 
     /// Searches `lines` from line `line_no` on, on this thread, streaming the matches to the
     /// output (a named file, or the rest of a file that a worker handed back). Each batch is
-    /// charged before it is searched. Returns whether a line matched.
+    /// charged before it is searched. A NUL byte makes the input binary from its line on
+    /// (docs/contract.md#tools): a named input then reports `path: binary file matches` at its
+    /// next match, a walked file (`walked`) is skipped there. Returns whether a line matched, and
+    /// whether a walked file was skipped as binary.
     #[allow(clippy::too_many_arguments)]
     fn stream(
         &self,
@@ -519,10 +546,18 @@ impl Search {
         filter: &mut Filter,
         mut line_no: u64,
         display: &[u8],
-        report: Report,
-    ) -> Result<bool, Stop> {
+        mut report: Report,
+        walked: bool,
+    ) -> Result<Streamed, Stop> {
         let mut found = false;
         let mut text = Vec::new();
+        let mut ends = Vec::new();
+        let skipped = |found| {
+            Ok(Streamed {
+                found,
+                binary: true,
+            })
+        };
         loop {
             let at = lines.consumed();
             let Some(batch) = lines.next_batch(BLOCK)? else {
@@ -531,16 +566,44 @@ impl Search {
             match batch {
                 Batch::Lines(b) => {
                     let (fit, over) = charge_lines(ctx.budget, b);
+                    // The lines before the one that holds a NUL are text; from it on, binary.
+                    let (text_part, binary_part) = match memchr::memchr(0, fit) {
+                        Some(z) if report == Report::Lines => {
+                            let start = memchr::memrchr(b'\n', &fit[..z]).map_or(0, |i| i + 1);
+                            fit.split_at(start)
+                        }
+                        _ => (fit, &fit[fit.len()..]),
+                    };
                     text.clear();
-                    let scanned = self.scan(filter, fit, line_no, &mut |n, line, _| {
+                    ends.clear();
+                    let scanned = self.scan(filter, text_part, line_no, &mut |n, line, _| {
                         found = true;
                         record(&mut text, display, n, line, report);
+                        ends.push(text.len());
                         Ok(report == Report::Lines)
                     })?;
-                    ctx.out.push(&text)?;
+                    self.push_records(ctx, &text, &ends, display)?;
                     line_no += scanned.lines;
                     if scanned.stopped {
-                        return Ok(found);
+                        return Ok(Streamed::found(found));
+                    }
+                    if !binary_part.is_empty() {
+                        if walked {
+                            return skipped(found);
+                        }
+                        report = Report::Binary;
+                        text.clear();
+                        let scanned =
+                            self.scan(filter, binary_part, line_no, &mut |n, line, _| {
+                                found = true;
+                                record(&mut text, display, n, line, report);
+                                Ok(false)
+                            })?;
+                        ctx.out.push(&text)?;
+                        line_no += scanned.lines;
+                        if scanned.stopped {
+                            return Ok(Streamed::found(found));
+                        }
                     }
                     if let Some(e) = over {
                         return Err(e.into());
@@ -553,19 +616,27 @@ impl Search {
                     // (and at most HOLD bytes).
                     let before = filter.clone();
                     let mut kept = (!ahead.can_read_again()).then(Kept::default);
-                    let matched =
-                        match self.long_line(ctx, lines, ahead, filter, at, first, &mut kept) {
-                            Ok(m) => m,
-                            Err(e) => {
-                                // Not shown: neither are the values redacted in it.
-                                filter.discard_last();
-                                return Err(e);
-                            }
-                        };
-                    if matched.is_none() {
+                    let mut nul = false;
+                    let matched = match self
+                        .long_line(ctx, lines, ahead, filter, at, first, &mut kept, &mut nul)
+                    {
+                        Ok(m) => m,
+                        Err(e) => {
+                            // Not shown: neither are the values redacted in it.
+                            filter.discard_last();
+                            return Err(e);
+                        }
+                    };
+                    if matched.is_none() || nul {
                         filter.discard_last();
                     }
-                    if let Some(end) = matched {
+                    if nul && walked {
+                        return skipped(found);
+                    }
+                    if nul {
+                        report = Report::Binary;
+                    }
+                    if let Some((end, first_match)) = matched {
                         found = true;
                         if let Some(kept) = kept {
                             let mut head = Vec::new();
@@ -592,23 +663,101 @@ impl Search {
                         } else {
                             let span = (at, end);
                             self.print_long_line(
-                                ctx, ahead, &before, span, line_no, display, report,
+                                ctx,
+                                ahead,
+                                &before,
+                                span,
+                                first_match,
+                                line_no,
+                                display,
+                                report,
                             )?;
                         }
                         if report == Report::Binary {
-                            return Ok(true);
+                            return Ok(Streamed::found(true));
                         }
                     }
                     line_no += 1;
                 }
             }
         }
-        Ok(found)
+        Ok(Streamed::found(found))
+    }
+
+    /// Pushes `records` (grep's output lines, each ending at one of `ends`), where a matched line
+    /// longer than the room left under the cap, and longer than the cap itself (so that no
+    /// narrower call could show it whole), is shown as a window around its first match, so that
+    /// the match reaches the caller (docs/contract.md#tools).
+    fn push_records(
+        &self,
+        ctx: &Ctx<'_>,
+        records: &[u8],
+        ends: &[usize],
+        display: &[u8],
+    ) -> Result<(), Stop> {
+        if records.len() <= ctx.out.room() {
+            return ctx.out.push(records);
+        }
+        let mut start = 0;
+        for &end in ends {
+            let rec = &records[start..end];
+            start = end;
+            if rec.len() > ctx.out.room()
+                && rec.len() > ctx.out.cap()
+                && let Some((windowed, note)) = self.window(rec, display, ctx.out.room())
+            {
+                ctx.out.push(&windowed)?;
+                ctx.out.note(note);
+                continue;
+            }
+            ctx.out.push(rec)?;
+        }
+        ctx.out.push(&records[start..])
+    }
+
+    /// The record `rec` (`path:N:text\n`) cut to a window of its text around the first match,
+    /// within `room` bytes (at most [`WINDOW`]), with `…` at each cut end, and the note that
+    /// says so; `None` when not even the match fits.
+    fn window(&self, rec: &[u8], display: &[u8], room: usize) -> Option<(Vec<u8>, String)> {
+        let after_path = rec.get(display.len() + 1..)?;
+        let colon = memchr::memchr(b':', after_path)?;
+        let header = display.len() + 1 + colon + 1;
+        let line_no = String::from_utf8_lossy(&after_path[..colon]).into_owned();
+        let text = &rec[header..rec.len() - 1];
+        let at = self.matcher.find_at(text, 0)?;
+        let span = ShownSpan {
+            len: text.len() as u64,
+            first_match: at as u64,
+        };
+        let (from, to) = self.window_span(span, room.checked_sub(header)?)?;
+        let mut out = rec[..header].to_vec();
+        let (shown, (from, to)) = windowed(text, from as usize, to as usize);
+        out.extend_from_slice(&shown);
+        out.push(b'\n');
+        let note = window_note(&line_no, display, at as u64, from as u64, to as u64);
+        Some((out, note))
+    }
+
+    /// The byte range of a line's shown text that a window of at most `room` bytes (its `…`
+    /// marks and `\n` included) shows around the first match; `None` when the match itself
+    /// does not fit.
+    fn window_span(&self, span: ShownSpan, room: usize) -> Option<(u64, u64)> {
+        let width = room.min(WINDOW).checked_sub(2 * ELLIPSIS.len() + 1)? as u64;
+        let matched = self.pattern_len;
+        if width < matched {
+            return None;
+        }
+        let from = span
+            .first_match
+            .saturating_sub((width - matched) / 2)
+            .min(span.len.saturating_sub(width));
+        Some((from, (from + width).min(span.len)))
     }
 
     /// Searches a line longer than a block, which started at offset `at` with the piece `first`,
-    /// reading it to its end. Returns where it ends (after its `\n`) when it matches. The line must
-    /// end within the read budget, or it is not looked at.
+    /// reading it to its end. Returns where it ends (after its `\n`) and the offset of its first
+    /// match in its shown text, when it matches; `nul` tells that it holds a NUL byte. The line
+    /// must end within the read budget, or it is not looked at.
     #[allow(clippy::too_many_arguments)]
     fn long_line(
         &self,
@@ -619,7 +768,8 @@ impl Search {
         at: u64,
         first: Vec<u8>,
         kept: &mut Option<Kept>,
-    ) -> Result<Option<u64>, Stop> {
+        nul: &mut bool,
+    ) -> Result<Option<(u64, u64)>, Stop> {
         let budget = ctx.budget;
         let limit = at.saturating_add(budget.read_left());
         if ahead.line_ends_before(at, limit)? == Some(false) {
@@ -636,46 +786,60 @@ impl Search {
                 k.cut |= take < text.len() && room > HOLD;
             }
         };
+        *nul |= memchr::memchr(0, &first).is_some();
         let mut window = filter.long_piece(&first).into_owned();
         keep(&window);
-        let mut matched = self.matcher.find_at(&window, 0).is_some();
+        // `base` is the offset of `window` in the line's shown text.
+        let mut base = 0u64;
+        let mut matched: Option<u64> = None;
+        let look = |window: &[u8], base: u64, matched: &mut Option<u64>| {
+            if matched.is_none() {
+                *matched = self.matcher.find_at(window, 0).map(|i| base + i as u64);
+            }
+        };
+        look(&window, base, &mut matched);
         loop {
             let searched = window.len().saturating_sub(self.overlap);
             window.drain(..searched);
+            base += searched as u64;
             let Some(batch) = lines.next_batch(BLOCK)? else {
                 // The input ended inside the line: what the filter held back is searched too.
                 let tail = filter.end_long_line(&[]);
                 keep(&tail);
                 window.extend_from_slice(&tail);
-                matched = matched || self.matcher.find_at(&window, 0).is_some();
-                return Ok(matched.then_some(lines.consumed()));
+                look(&window, base, &mut matched);
+                return Ok(matched.map(|m| (lines.consumed(), m)));
             };
             match batch {
                 Batch::Piece(p) => {
                     budget.charge_read(p.len() as u64)?;
+                    *nul |= memchr::memchr(0, p).is_some();
                     let shown = filter.long_piece(p);
                     keep(&shown);
                     window.extend_from_slice(&shown);
-                    matched = matched || self.matcher.find_at(&window, 0).is_some();
+                    look(&window, base, &mut matched);
                 }
                 Batch::Lines(b) => {
                     let end = memchr::memchr(b'\n', b).map_or(b.len(), |i| i + 1);
                     budget.charge_read(end as u64)?;
+                    *nul |= memchr::memchr(0, &b[..end]).is_some();
                     let tail = filter.end_long_line(&b[..end]);
                     let tail = without_newline(&tail);
                     keep(tail);
                     window.extend_from_slice(tail);
-                    matched = matched || self.matcher.find_at(&window, 0).is_some();
+                    look(&window, base, &mut matched);
                     let rest = b.len() - end;
                     lines.unread(rest);
-                    return Ok(matched.then_some(lines.consumed()));
+                    return Ok(matched.map(|m| (lines.consumed(), m)));
                 }
             }
         }
     }
 
     /// Prints the long line `span` (offsets, its `\n` included) that matched: read again, in
-    /// blocks, as the filter showed it when the search began it.
+    /// blocks, as the filter showed it when the search began it. A line longer than the room
+    /// left under the cap is shown as a window around its first match (`first_match`, an offset
+    /// in its shown text).
     #[allow(clippy::too_many_arguments)]
     fn print_long_line(
         &self,
@@ -683,6 +847,7 @@ impl Search {
         ahead: &Ahead,
         filter: &Filter,
         span: (u64, u64),
+        first_match: u64,
         line_no: u64,
         display: &[u8],
         report: Report,
@@ -694,10 +859,59 @@ impl Search {
         }
         head.extend_from_slice(display);
         head.extend_from_slice(format!(":{line_no}:").as_bytes());
-        ctx.out.push(&head)?;
         let mut again = filter.clone();
         again.start_long_line();
         let (mut at, end) = span;
+        let room = ctx.out.room().saturating_sub(head.len());
+        let cap = ctx.out.cap() as u64;
+        if end - at >= room as u64 && end - at + head.len() as u64 > cap {
+            let shown = ShownSpan {
+                len: end - at,
+                first_match,
+            };
+            if let Some((from, to)) = self.window_span(shown, room) {
+                let mut text = Vec::new();
+                let mut pos = 0u64;
+                let mut block = vec![0u8; BLOCK];
+                // The shown text is read from the line's start (redaction needs what comes
+                // before), and kept only within the window.
+                while at < end && pos < to {
+                    let want = BLOCK.min(usize::try_from(end - at).unwrap_or(BLOCK));
+                    let n = ahead.read(&mut block[..want], at)?;
+                    if n == 0 {
+                        break;
+                    }
+                    at += n as u64;
+                    let piece = if at < end {
+                        again.long_piece(&block[..n]).into_owned()
+                    } else {
+                        without_newline(&again.end_long_line(&block[..n])).to_vec()
+                    };
+                    let (lo, hi) = (pos, pos + piece.len() as u64);
+                    if hi > from {
+                        let s = from.saturating_sub(lo) as usize;
+                        let e = (to.min(hi) - lo) as usize;
+                        text.extend_from_slice(&piece[s..e]);
+                    }
+                    pos = hi;
+                }
+                let whole = at >= end && pos <= to;
+                let mut out = head;
+                let (shown, (s, e)) = mark_cuts(&text, from > 0, !whole);
+                out.extend_from_slice(&shown);
+                out.push(b'\n');
+                ctx.out.push(&out)?;
+                ctx.out.note(window_note(
+                    &line_no.to_string(),
+                    display,
+                    first_match,
+                    from + s as u64,
+                    from + e as u64,
+                ));
+                return Ok(());
+            }
+        }
+        ctx.out.push(&head)?;
         let mut block = vec![0u8; BLOCK];
         while at < end {
             let want = BLOCK.min(usize::try_from(end - at).unwrap_or(BLOCK));
@@ -751,6 +965,16 @@ impl Search {
                     return Ok(f);
                 }
             };
+            // A NUL makes the file binary from its line on: the lines before it are searched,
+            // and the file is skipped there (docs/contract.md#tools).
+            let whole = b.len();
+            let b = match memchr::memchr(0, b) {
+                Some(z) => {
+                    f.binary = true;
+                    &b[..memchr::memrchr(b'\n', &b[..z]).map_or(0, |i| i + 1)]
+                }
+                None => b,
+            };
             let out = &mut f.out;
             let marks = &mut f.marks;
             let scanned = self
@@ -764,7 +988,10 @@ impl Search {
                     Stop::Truncated => Error::Io("search stopped".into()),
                 })?;
             line_no += scanned.lines;
-            f.consumed = at + b.len() as u64;
+            f.consumed = at + whole as u64;
+            if f.binary {
+                break;
+            }
             // Past either limit, the answer is cut before the rest of the file matters.
             if f.consumed > limits.read_left
                 || f.out.len() > limits.room
@@ -781,6 +1008,29 @@ impl Search {
         f.tally = filter.tally().cloned();
         Ok(f)
     }
+}
+
+/// What [`Search::stream`] found: whether a line matched, and whether a walked file was
+/// skipped as binary at a NUL byte.
+struct Streamed {
+    found: bool,
+    binary: bool,
+}
+
+impl Streamed {
+    fn found(found: bool) -> Streamed {
+        Streamed {
+            found,
+            binary: false,
+        }
+    }
+}
+
+/// A matched line's shown text: its length, and the offset of its first match.
+#[derive(Clone, Copy)]
+struct ShownSpan {
+    len: u64,
+    first_match: u64,
 }
 
 /// The hand-back of a file whose search stopped at `offset` (line `line_no`).
@@ -1031,7 +1281,8 @@ impl Printer<'_, '_> {
         }
         ctx.budget.charge_read(f.consumed)?;
         self.found |= !f.marks.is_empty();
-        ctx.out.push(&f.out)?;
+        let ends: Vec<usize> = f.marks.iter().map(|&(_, len)| len).collect();
+        self.search.push_records(ctx, &f.out, &ends, display)?;
         if let Some(t) = &f.tally {
             ctx.out.add_redactions(t);
         }
@@ -1047,9 +1298,11 @@ impl Printer<'_, '_> {
                 rest.line_no,
                 display,
                 Report::Lines,
+                true,
             );
             rest.filter.report(ctx.out);
-            self.found |= result.as_ref().is_ok_and(|&m| m);
+            self.found |= result.as_ref().is_ok_and(|s| s.found);
+            self.binary += usize::from(result.as_ref().is_ok_and(|s| s.binary));
             match result {
                 // A read error part way: the file is counted as one that could not be read
                 // (its lines before the error are out already).
@@ -1075,6 +1328,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let matcher = Matcher::new(pattern, args.bool(3))?;
     let search = Search {
         overlap: matcher.max_len(pattern).saturating_sub(1),
+        pattern_len: matcher.max_len(pattern) as u64,
         marker_risk: ctx.policy.redact && crate::redact::may_match_marker(pattern, args.bool(3)),
         matcher,
     };
@@ -1082,6 +1336,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         if found {
             Outcome::Success
         } else {
+            note_literal(ctx, args);
             Outcome::Negative
         }
     };
@@ -1183,6 +1438,14 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     ctx.gate.settle(&path)?;
     note_skipped(ctx, printer.binary, printer.unreadable);
     skipped.note(ctx.out);
+    if recursive {
+        let deeper = crate::walk::MAX_DEPTH_LIMIT.to_string();
+        skipped.note_depth(
+            ctx.out,
+            max_depth,
+            &super::call_with(ctx, "grep", args, &[(5, deeper.as_bytes())]),
+        );
+    }
     if result.is_ok() && !printer.found {
         skipped.note_ignored_when_empty(ctx.out, "line matched");
     }
@@ -1206,7 +1469,18 @@ fn search_one(
     };
     let ahead = lines.ahead()?;
     let mut filter = Filter::new(ctx.policy.redact);
-    let result = search.stream(ctx, &mut lines, &ahead, &mut filter, 1, display, report);
+    let result = search
+        .stream(
+            ctx,
+            &mut lines,
+            &ahead,
+            &mut filter,
+            1,
+            display,
+            report,
+            false,
+        )
+        .map(|s| s.found);
     filter.report(ctx.out);
     if let Err(Stop::Truncated) = &result {
         ctx.out.note_truncation(format!(
@@ -1223,8 +1497,7 @@ fn note_skipped(ctx: &Ctx<'_>, binary: usize, unreadable: usize) {
     let files = |n: usize| if n == 1 { "file" } else { "files" };
     if binary > 0 {
         ctx.out.note(format!(
-            "{binary} binary {} skipped (a NUL byte in the first 8 KiB); name one as PATH to \
-             search it",
+            "{binary} binary {} skipped (a NUL byte); name one as PATH to search it",
             files(binary)
         ));
     }
@@ -1364,6 +1637,7 @@ mod tests {
         let search = Search {
             matcher: Matcher::new(b"x", false).unwrap(),
             overlap: 0,
+            pattern_len: 1,
             marker_risk: false,
         };
         let mut filter = Filter::new(false);
@@ -1394,6 +1668,7 @@ mod tests {
         let search = Search {
             matcher: Matcher::new(pattern, false).unwrap(),
             overlap: 0,
+            pattern_len: 1,
             marker_risk,
         };
         let mut filter = Filter::new(true);

@@ -6,7 +6,7 @@ use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
-use crate::names::command;
+
 use crate::read::{Ahead, BLOCK, Batch, Filter, HOLD, Lines, charge_lines};
 use crate::redact::Shown;
 use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
@@ -33,8 +33,12 @@ pub const FLAGS: &[Flag] = &[
         effect: Effect::Never("readbox counts lines only"),
     },
     Flag {
-        names: &["-q", "--quiet", "--silent", "-v", "--verbose"],
+        names: &["-q", "--quiet", "--silent"],
         effect: Effect::Always,
+    },
+    Flag {
+        names: &["-v", "--verbose"],
+        effect: Effect::Dropped("readbox prints no `==> PATH <==` header"),
     },
     Flag {
         names: &["-f", "-F", "--follow", "--retry"],
@@ -422,7 +426,8 @@ impl LinePrinter<'_, '_> {
             out.note_truncation(format!(" at line {k} of standard input"));
             return;
         }
-        let cat = |from: u64| command("cat", &[arg, from.to_string().as_bytes()]);
+        let cat =
+            |from: u64| super::call_text(self.ctx, "cat", &[arg, from.to_string().as_bytes()]);
         out.note_truncation(if out.cut_inside() {
             format!(
                 " inside line {k}, which does not fit; the lines after it: {}",

@@ -53,6 +53,12 @@ pub const TOOL: Tool = Tool {
             names: &["-t", "-S", "-r", "--reverse"],
             effect: Effect::Never("ls always sorts by name"),
         },
+        Flag {
+            names: &["-d", "--directory"],
+            effect: Effect::Never(
+                "ls lists a directory's children; stat PATH describes the directory itself",
+            ),
+        },
     ],
     on_truncate: Outcome::Success,
     stdin: false,

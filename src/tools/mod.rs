@@ -7,7 +7,7 @@
 
 use crate::call::Ctx;
 use crate::envelope::Stop;
-use crate::registry::{Args, Flag, Outcome, Param};
+use crate::registry::{Args, Flag, Kind, Outcome, Param};
 
 pub mod cat;
 pub mod diff;
@@ -40,6 +40,46 @@ pub static TOOLS: &[Tool] = &[
 /// The tool named `name`, if it is one of the ten.
 pub fn by_name(name: &str) -> Option<&'static Tool> {
     TOOLS.iter().find(|t| t.name == name)
+}
+
+/// The call of `tool` with `words` (its positional words, in order) as the caller writes calls:
+/// a command line, or under `readbox call` (and so MCP) the tool's parameters as one JSON
+/// object, `{"path": "README.md", "from_line": 525}` (docs/contract.md#mcp).
+pub fn call_text(ctx: &Ctx<'_>, tool: &str, words: &[&[u8]]) -> String {
+    let Some(t) = by_name(tool).filter(|_| ctx.json_calls) else {
+        return crate::names::command(tool, words);
+    };
+    let mut object = serde_json::Map::new();
+    for (param, word) in t.params.iter().zip(words) {
+        let text = String::from_utf8_lossy(word);
+        let value = match param.kind {
+            Kind::Int { .. } => text
+                .parse::<u64>()
+                .map_or_else(|_| text.as_ref().into(), serde_json::Value::from),
+            Kind::Bool => crate::policy::parse_bool(&text)
+                .map_or_else(|| text.as_ref().into(), serde_json::Value::from),
+            _ => text.as_ref().into(),
+        };
+        object.insert(param.name.to_string(), value);
+    }
+    // `{"path": "README.md", "from_line": 525}`: one space after each `:` and `,`, for a reader.
+    let mut text = String::from("{");
+    for (i, (k, v)) in object.iter().enumerate() {
+        if i > 0 {
+            text.push_str(", ");
+        }
+        text.push_str(&format!("{}: {}", serde_json::Value::from(k.as_str()), v));
+    }
+    text.push('}');
+    text
+}
+
+/// [`call_text`] of `tool` with `args`, some replaced (`(index, word)`), as
+/// [`Args::call_with`] chooses the words.
+pub fn call_with(ctx: &Ctx<'_>, tool: &str, args: &Args, replaced: &[(usize, &[u8])]) -> String {
+    let words = args.words_with(replaced);
+    let words: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
+    call_text(ctx, tool, &words)
 }
 
 /// A tool's run function: pushes output, answers an [`Outcome`] or stops.

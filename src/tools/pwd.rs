@@ -9,6 +9,7 @@ use crate::envelope::Stop;
 use crate::error::Error;
 use crate::names::quoted;
 use crate::registry::{Args, Effect, Flag, Outcome};
+use crate::resolve::WORKDIR_OUTSIDE;
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -30,6 +31,10 @@ fn run(ctx: &Ctx<'_>, _args: &Args) -> Result<Outcome, Stop> {
     // root, so it is denied like every path.
     if ctx.policy.roots.is_empty() {
         return Err(Error::Denied(".".into()).into());
+    }
+    // A current directory outside every root (docs/contract.md#policy): denied, and not named.
+    if !ctx.gate.workdir_is_beneath_a_root() {
+        return Err(Error::Denied(format!(".: {WORKDIR_OUTSIDE}")).into());
     }
     // One record, as every name readbox prints (docs/contract.md#names).
     ctx.out

@@ -49,7 +49,37 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         return tail_stream(ctx, input.file, wanted, &path);
     };
     let (file, floor) = (input.file, input.offset);
-    let (starts, over) = line_starts(&file, size, floor, wanted, ctx.budget.read_left(), &path)?;
+    let room = ctx.out.room();
+    // Past what the cap can show, more bytes from the end could never be shown.
+    let reach = u64::try_from(room)
+        .unwrap_or(u64::MAX)
+        .saturating_add(BLOCK as u64);
+    let found = line_starts(
+        &file,
+        size,
+        floor,
+        wanted,
+        ctx.budget.read_left(),
+        reach,
+        &path,
+    )?;
+    let over = found.over;
+    // A line that starts before what was held is shown from where holding began, never whole;
+    // under redaction, from past what could be the end of a secret that began before it.
+    let cut = match found.cut {
+        Some(c) if ctx.policy.redact => {
+            let next = found.starts.first().copied().unwrap_or(size);
+            Some(past_secret_run(&file, c, next, &path)?).filter(|&s| s < next)
+        }
+        other => other,
+    };
+    if found.cut.is_some() && cut.is_none() && found.starts.is_empty() {
+        // Nothing of the one line held can be vouched for.
+        ctx.out.truncate_front(HIDDEN_END);
+        return Err(Stop::Truncated);
+    }
+    let partial = usize::from(cut.is_some());
+    let starts: Vec<u64> = cut.into_iter().chain(found.starts).collect();
     // The read budget ran out before LINES lines: the lines that fit are shown (as far as the
     // cap allows), and the answer is `limit:`, never a success (docs/contract.md#limits).
     let end = |cut: bool| -> Result<Outcome, Stop> {
@@ -65,12 +95,11 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         // Nothing, or not even the last line, fits the read budget: that line is not shown.
         return end(false);
     }
-    let room = ctx.out.room();
     let sizes = measure(ctx, &file, size, &starts, &path)?;
     // The last lines that fit the cap.
     let mut total = 0usize;
     let mut keep = starts.len();
-    while keep > 0 && total + sizes[keep - 1] <= room {
+    while keep > partial && total + sizes[keep - 1] <= room {
         total += sizes[keep - 1];
         keep -= 1;
     }
@@ -83,30 +112,81 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let from = starts[keep];
     ctx.budget.charge_read(size - from)?;
     show(ctx, &file, size, from, &path)?;
-    if keep > 0 {
+    if keep > partial {
         ctx.out.truncate_front(format!(
             ": the last {} of the {} lines read are shown",
             starts.len() - keep,
             starts.len()
         ));
+    } else if found.cut.is_some() {
+        ctx.out.truncate_front(format!(
+            ": the last {} lines are shown; the line before them is longer than the cap",
+            starts.len() - keep
+        ));
     }
-    end(keep > 0)
+    end(keep > 0 || found.cut.is_some())
+}
+
+/// The truncation note's detail when not even the end of the last line can be shown.
+const HIDDEN_END: &str = ": the last line is longer than the cap, and its end may continue a secret that \
+     began before what tail read, so none of it is shown";
+
+/// Whether `b` may be part of a secret's value (a token, base64, a key's material, a URL's
+/// password): the bytes a secret that began before a window could still run on in.
+fn secret_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"_-+/=.~%!#$&*?^:@".contains(&b)
+}
+
+/// Where a window that starts at `at`, inside a line, may begin to be shown under redaction:
+/// past the run of bytes that could continue a secret whose start lies before `at`, which the
+/// redactor, not having seen that start, could not hide (docs/contract.md#redaction). Reads at
+/// most up to `limit` (the next line's start); returns `limit` when the run reaches it.
+fn past_secret_run(file: &std::fs::File, at: u64, limit: u64, path: &str) -> Result<u64, Error> {
+    let mut buf = vec![0u8; BLOCK];
+    let mut pos = at;
+    while pos < limit {
+        let want = BLOCK.min(usize::try_from(limit - pos).unwrap_or(BLOCK));
+        let n = read_at(file, &mut buf[..want], pos, path)?;
+        if n == 0 {
+            return Ok(limit);
+        }
+        if let Some(i) = buf[..n].iter().position(|&b| !secret_byte(b)) {
+            return Ok(pos + i as u64);
+        }
+        pos += n as u64;
+    }
+    Ok(limit)
+}
+
+/// The lines [`line_starts`] found from the end of a file.
+struct Starts {
+    /// The start offsets of the last lines, earliest first.
+    starts: Vec<u64>,
+    /// The read budget ran out before LINES lines were found.
+    over: bool,
+    /// The scan stopped at this offset, inside a line, once it held more bytes from the end than
+    /// the cap can show (docs/contract.md#tools).
+    cut: Option<u64>,
 }
 
 /// The start offsets of the last `wanted` lines of the file after offset `floor` (where reading
 /// starts: 0, or where standard input stood), earliest first, scanning backwards, and whether the
 /// scan stopped at the read budget: lines that would take the shown bytes past `budget` are left
-/// out. A final `\n` ends the last line and starts none.
+/// out. The scan also stops once it holds more than `reach` bytes from the end, which the cap
+/// could never show. A final `\n` ends the last line and starts none.
+#[allow(clippy::too_many_arguments)]
 fn line_starts(
     file: &std::fs::File,
     size: u64,
     floor: u64,
     wanted: u64,
     budget: u64,
+    reach: u64,
     path: &str,
-) -> Result<(Vec<u64>, bool), Error> {
+) -> Result<Starts, Error> {
     let mut starts: Vec<u64> = Vec::new();
     let mut over = false;
+    let mut cut = None;
     let mut buf = vec![0u8; BLOCK];
     let mut pos = size;
     'scan: loop {
@@ -149,10 +229,14 @@ fn line_starts(
             over = true;
             break;
         }
+        if size - at > reach && at > floor {
+            cut = Some(at);
+            break;
+        }
         pos = at;
     }
     starts.reverse();
-    Ok((starts, over))
+    Ok(Starts { starts, over, cut })
 }
 
 /// A filter whose state (of private-key blocks and name lines) is the one at `offset`, the start
@@ -195,7 +279,8 @@ fn each_shown(
 ) -> Result<Filter, Stop> {
     let clone = file.try_clone().map_err(|e| Error::io(path, &e))?;
     let mut filter = filter_at(ctx, file, from, path)?;
-    let mut lines = Lines::resume(clone, size, from, path)?;
+    // The file as it was when its end was found: bytes it grew by since are not shown.
+    let mut lines = Lines::resume(clone, size, from, path)?.ending_at(size);
     while let Some(batch) = lines.next_batch(BLOCK)? {
         match batch {
             Batch::Piece(p) => {

@@ -1398,10 +1398,12 @@ fn call_answers_as_the_positional_form() {
         ("pwd", "{}", &[]),
         ("ls", r#"{"path":".","show_hidden":true}"#, &[".", "true"]),
         ("ls", "{}", &[]),
+        // Deep enough for the whole tree: a note that gives a call (MAX_DEPTH's) gives it as
+        // each form writes calls (tests/cli/mcp.rs).
         (
             "find",
-            r#"{"path":".","pattern":"*.txt","file_type":"file","max_depth":1}"#,
-            &[".", "*.txt", "file", "1"],
+            r#"{"path":".","pattern":"*.txt","file_type":"file","max_depth":2}"#,
+            &[".", "*.txt", "file", "2"],
         ),
         (
             "find",

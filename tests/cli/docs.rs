@@ -166,8 +166,8 @@ const SETTINGS: &[Setting] = &[
     Setting {
         key: "working_directory",
         var: "READBOX_WORKDIR",
-        meaning: "the directory relative paths are taken from; it must lie beneath a root",
-        default: Some("the current directory, or the first root when that is outside every root"),
+        meaning: "the directory relative paths are taken from; set, it must lie beneath a root",
+        default: Some("the current directory; outside every root, relative paths are denied"),
     },
     Setting {
         key: "allowed_directories",
@@ -226,7 +226,7 @@ const SETTINGS: &[Setting] = &[
     Setting {
         key: "audit_log",
         var: "",
-        meaning: "a file to which each call appends one JSON line",
+        meaning: "a file to which each call appends two JSON lines, one as it begins and one as it ends",
         default: Some("none"),
     },
     Setting {

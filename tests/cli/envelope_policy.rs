@@ -888,18 +888,19 @@ fn several_roots_from_the_roots_variable() {
 }
 
 #[test]
-fn current_directory_outside_every_root_makes_the_first_root_the_working_directory() {
+fn current_directory_outside_every_root_denies_relative_paths() {
     let mut env = TestEnv::new();
     env.write("a.txt", "in root\n");
     let r2 = env.base().join("root2");
     std::fs::create_dir_all(&r2).unwrap();
     env.var("READBOX_ROOTS", &format!("{}:{}", s(&env.root()), s(&r2)));
     env.cd(&s(&env.outside()));
-    env.both("pwd", &[] as &[&str])
-        .ok(&format!("{}\n", s(&env.root())));
-    env.both("cat", &["a.txt"]).ok("in root\n");
+    let why = "the working directory is outside the roots";
+    env.both("pwd", &[] as &[&str]).fails("denied", why);
+    env.both("cat", &["a.txt"]).fails("denied", why);
     env.both("cat", &["secret.txt"])
-        .fails("not found", "secret.txt");
+        .fails("denied", &format!("secret.txt: {why}"));
+    env.both("cat", &[s(&env.p("a.txt"))]).ok("in root\n");
 }
 
 /// A sandbox whose roots are `root/` and whose working directory is set to `outside/`, by the
@@ -1358,7 +1359,15 @@ fn under_a_lock_roots_may_only_narrow() {
     env.both("cat", &["a.txt"]).ok("a\n");
     let mut env = locked_to_root();
     env.var("READBOX_ROOTS", &s(&env.p("sub")));
-    // The current directory is outside the narrowed root, so the root is the working directory.
+    // The current directory is outside the narrowed root: relative paths are denied, and the
+    // narrowed root answers for absolute ones.
+    let why = "the working directory is outside the roots";
+    env.both("cat", &["x.txt"]).fails("denied", why);
+    env.both("cat", &[s(&env.p("sub/x.txt"))]).ok("x\n");
+    env.both("cat", &[s(&env.p("a.txt"))])
+        .denied(&s(&env.p("a.txt")));
+    let sub = s(&env.p("sub"));
+    env.cd(&sub);
     env.both("cat", &["x.txt"]).ok("x\n");
     env.both("cat", &["../a.txt"]).denied("../a.txt");
 }

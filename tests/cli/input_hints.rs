@@ -208,8 +208,10 @@ fn several_paths_give_the_per_path_calls() {
     for n in ["a.py", "b.py", "c.py"] {
         env.write(n, "x\n");
     }
-    env.both("cat", &["a.py", "b.py"])
-        .fails("usage", "one call per path: cat a.py; cat b.py");
+    env.both("cat", &["a.py", "b.py"]).fails(
+        "usage",
+        "one call per path is equivalent: cat a.py; cat b.py",
+    );
     env.both("head", &["a.py", "b.py", "c.py"])
         .fails("usage", "head a.py; head b.py; head c.py");
     let a = env.both("grep", &["x", "a.py", "b.py"]);

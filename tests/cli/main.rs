@@ -12,6 +12,8 @@ mod dispatch_args;
 mod docs;
 mod engine;
 mod envelope_policy;
+mod hints_gnu;
+mod honest;
 mod input_hints;
 mod mcp;
 mod readers_confinement;

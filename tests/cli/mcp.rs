@@ -43,6 +43,11 @@ impl Mcp {
     /// message to the test.
     fn start_with_roots(env: &TestEnv, roots: Roots) -> Mcp {
         let mut cmd = env.readbox_command();
+        // `readbox mcp` never takes its working directory as a root: the sandbox's root is
+        // given, unless the test chose the roots.
+        if !env.has_var("READBOX_ROOTS") {
+            cmd.env("READBOX_ROOTS", env.root());
+        }
         cmd.arg("mcp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -398,9 +403,9 @@ fn calls_answer_as_readbox_call_does() {
             json!({"exitStatus": plain.status, "truncated": false})
         );
     }
-    // grep with no match: not an error, exit status 1, an empty first block.
+    // grep with no match: not an error, exit status 1, the empty answer said in words.
     let r = m.call("grep", json!({"pattern": "absent"}));
-    assert_eq!(ok_text(&r), "");
+    assert_eq!(ok_text(&r), "no line matched");
     assert_eq!(r["_meta"]["exitStatus"], 1);
     m.close();
 }
@@ -442,7 +447,7 @@ fn denied_usage_and_truncated_calls() {
     let outside = env.outside().join("secret.txt");
     error_text(&m.call("head", json!({"path": outside})), "denied");
     let r = m.call("grep", json!({"pattern": secret.clone()}));
-    assert_eq!(ok_text(&r), "");
+    assert_eq!(ok_text(&r), "no line matched");
     error_text(
         &m.call("head", json!({"path": "long.txt", "lines": "x"})),
         "usage",
@@ -969,4 +974,132 @@ fn a_call_before_initialized_still_waits_for_the_roots() {
     error_text(&m.call("cat", json!({"path": env.p("a.txt")})), "denied");
     assert_eq!(ok_text(&m.call("cat", json!({"path": "x.txt"}))), "x\n");
     m.close();
+}
+
+// ---------------------------------------------------------------------------------------------
+// First contact: roots must be given, the instructions name them, empty answers in words,
+// continuations as parameters.
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn without_configured_roots_every_call_is_denied_saying_how_to_give_them() {
+    let mut env = TestEnv::new();
+    env.write("a.txt", "hello\n");
+    // Empty counts as unset: no roots from the environment or a config file.
+    env.var("READBOX_ROOTS", "");
+    let mut m = Mcp::start(&env);
+    let r = m.initialize("2025-11-25", false);
+    let instructions = r["instructions"].as_str().unwrap();
+    assert!(
+        instructions.contains("Roots: none") && instructions.contains("READBOX_ROOTS"),
+        "{instructions}"
+    );
+    for (tool, args) in [
+        ("cat", json!({"path": "a.txt"})),
+        ("pwd", json!({})),
+        ("ls", json!({})),
+        ("cat", json!({"path": env.p("a.txt")})),
+    ] {
+        let t = error_text(&m.call(tool, args), "denied");
+        assert!(
+            t.starts_with("denied: no roots:") && t.contains("READBOX_ROOTS"),
+            "{t}"
+        );
+    }
+    m.close();
+    // The client's roots become the roots; relative paths start at the first of them.
+    let sub = env.mkdir("sub");
+    env.write("sub/x.txt", "x\n");
+    let roots: Roots = Arc::new(Mutex::new(Some(vec![format!("file://{}", sub.display())])));
+    let mut m = Mcp::start_with_roots(&env, roots);
+    let r = m.initialize("2025-11-25", true);
+    assert!(
+        r["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("Roots: the directories this client offers")
+    );
+    assert_eq!(ok_text(&m.call("cat", json!({"path": "x.txt"}))), "x\n");
+    assert_eq!(
+        ok_text(&m.call("pwd", json!({}))),
+        format!("{}\n", sub.display())
+    );
+    error_text(&m.call("cat", json!({"path": env.p("a.txt")})), "denied");
+    m.close();
+}
+
+#[test]
+fn the_instructions_name_the_roots_and_the_working_directory() {
+    let mut env = TestEnv::new();
+    env.write("a.txt", "hello\n");
+    let mut m = Mcp::start(&env);
+    let r = m.initialize("2025-11-25", false);
+    let root = env.root().display().to_string();
+    let i = r["instructions"].as_str().unwrap();
+    assert!(
+        i.contains(&format!("Roots: {root}."))
+            && i.contains(&format!("Working directory: {root}.")),
+        "{i}"
+    );
+    m.close();
+    // Started elsewhere (a host may start it in `/`): the calls still start at the first root.
+    let root = env.root();
+    env.var("READBOX_ROOTS", root.to_str().unwrap()).cd("/");
+    let mut m = Mcp::start(&env);
+    let r = m.initialize("2025-11-25", false);
+    let i = r["instructions"].as_str().unwrap();
+    assert!(
+        i.contains(&format!(
+            "Working directory: {} (the first root).",
+            root.display()
+        )),
+        "{i}"
+    );
+    assert_eq!(ok_text(&m.call("cat", json!({"path": "a.txt"}))), "hello\n");
+    m.close();
+}
+
+#[test]
+fn empty_answers_are_said_in_words_and_continuations_are_parameters() {
+    let env = TestEnv::new();
+    env.write("a.txt", "hello\n");
+    env.write("b.txt", "hello\n");
+    env.write("empty.txt", "");
+    env.mkdir("nothing");
+    env.write(
+        "big.txt",
+        (0..10_000)
+            .map(|i| format!("line {i}\n"))
+            .collect::<String>(),
+    );
+    let mut m = Mcp::start(&env);
+    m.initialize("2025-11-25", false);
+    for (tool, args, said, status) in [
+        ("grep", json!({"pattern": "absent"}), "no line matched", 1),
+        (
+            "diff",
+            json!({"path_a": "a.txt", "path_b": "b.txt"}),
+            "no differences",
+            0,
+        ),
+        ("ls", json!({"path": "nothing"}), "no entries", 0),
+        ("find", json!({"pattern": "*.rs"}), "no entries", 0),
+        ("cat", json!({"path": "empty.txt"}), "no lines", 0),
+    ] {
+        let r = m.call(tool, args);
+        assert_eq!(ok_text(&r), said, "{tool}");
+        assert_eq!(r["_meta"]["exitStatus"], status, "{tool}");
+    }
+    let r = m.call("cat", json!({"path": "big.txt"}));
+    let notes = &texts(&r)[1];
+    assert!(
+        notes.ends_with(r#"continue with: {"path": "big.txt", "from_line": 3388}"#),
+        "{notes}"
+    );
+    m.close();
+    // `readbox call` gives the same; the command line gives a call.
+    let a = env.readbox(&["call", "cat", r#"{"path": "big.txt"}"#]);
+    assert!(a.notes[0].ends_with(r#"{"path": "big.txt", "from_line": 3388}"#));
+    let a = env.run("cat", &["big.txt"]);
+    assert!(a.notes[0].ends_with("continue with: cat big.txt 3388"));
 }

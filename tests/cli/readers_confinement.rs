@@ -1912,14 +1912,19 @@ fn pwd_prints_the_canonical_directory_when_entered_through_a_link() {
 }
 
 #[test]
-fn pwd_outside_every_root_prints_the_first_root() {
-    // docs/contract.md#policy: with no working directory set and the current one outside the roots,
-    // the working directory is the first root; it never reports the outside directory.
+fn pwd_outside_every_root_is_denied_without_naming_it() {
+    // docs/contract.md#policy: with no working directory set and the current one outside the
+    // roots, pwd is denied; it never reports the outside directory.
     let mut env = TestEnv::new();
     let first = env.mkdir("first").display().to_string();
     let second = env.mkdir("second").display().to_string();
     let outside = env.outside().display().to_string();
     env.var("READBOX_ROOTS", &format!("{first}:{second}"))
         .cd(&outside);
-    env.both::<&str>("pwd", &[]).ok(&format!("{first}\n"));
+    let a = env.both::<&str>("pwd", &[]);
+    a.fails("denied", ".: the working directory is outside the roots");
+    assert!(!a.error.unwrap().contains(&outside));
+    // A working directory set beneath a root is pwd's answer.
+    env.var("READBOX_WORKDIR", &second);
+    env.both::<&str>("pwd", &[]).ok(&format!("{second}\n"));
 }

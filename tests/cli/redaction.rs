@@ -580,14 +580,24 @@ fn no_window_shows_key_material_after_a_long_begin_line() {
 
 #[test]
 fn the_end_of_a_long_last_line_shows_what_the_whole_line_shows() {
-    // tail shows the end of a last line that does not fit the cap: redacted from the line's
-    // start, so a token that began long before the end is still hidden to its last byte.
+    // tail shows the end of a last line that does not fit the cap. Within what the cap can
+    // show it reads from the line's start, so the end is redacted as the whole line is; past
+    // that it stops reading, and what could continue a token that began before is not shown: a
+    // token that began long before the end is still hidden to its last byte.
     let mut env = TestEnv::new();
     let t = github_token(8);
     let long_tail: String = t[4..].chars().cycle().take(200_000).collect();
     env.write("long.txt", format!("t={t}{long_tail};{}\n", "x".repeat(30)));
     env.var("READBOX_MAX_OUTPUT_BYTES", "40");
     let a = env.both("tail", &["long.txt", "1"]);
+    a.ok(&format!(";{}\n", "x".repeat(30)));
+    assert!(a.truncated);
+    let short_tail: String = t[4..].chars().cycle().take(2_000).collect();
+    env.write(
+        "short.txt",
+        format!("t={t}{short_tail};{}\n", "x".repeat(30)),
+    );
+    let a = env.both("tail", &["short.txt", "1"]);
     a.ok(&format!("b-token];{}\n", "x".repeat(30)));
     assert!(a.truncated);
 }
@@ -601,13 +611,16 @@ fn tail_shows_nothing_of_a_key_line_longer_than_the_read_budget() {
         "k.txt",
         format!("{begin}{}", "MIIEvQIBADANBgkq".repeat(12_500)),
     );
-    env.var("READBOX_MAX_READ_BYTES", "100000");
+    env.var("READBOX_MAX_READ_BYTES", "50000");
     let a = env.both("tail", &["k.txt", "1"]);
     a.fails("limit", "READBOX_MAX_READ_BYTES");
     assert_no_material(&a.output, "tail past the budget");
+    // Past what the cap can show, tail stops reading: the end of a line whose start it did not
+    // read may continue a secret, and none of it is shown.
     env.var("READBOX_MAX_READ_BYTES", "1000000");
     let a = env.both("tail", &["k.txt", "1"]);
     assert_no_material(&a.output, "tail within the budget");
+    assert!(a.truncated && a.output.is_empty(), "{a:?}");
 }
 
 #[test]

@@ -395,10 +395,23 @@ fn a_hint_writes_a_name_that_is_not_utf8_so_that_it_pastes_back() {
     let a = env.readbox(&[
         std::ffi::OsStr::new("sh"),
         std::ffi::OsStr::new("-c"),
-        std::ffi::OsStr::from_bytes(b"cat \xfe.txt | head -n 1"),
+        std::ffi::OsStr::from_bytes(b"cat \xfe.txt | head -n 1 | wc"),
     ]);
     let e = a.error.clone().unwrap();
     let hint = e.split_once("equivalent: ").unwrap().1;
-    assert_eq!(hint, r"cat $'\xfe.txt' | head - 1");
-    sh(&env, hint).ok("x\n");
+    assert_eq!(hint, r"head $'\xfe.txt' 1 | wc");
+    sh(&env, hint).ok("      1       1       2 -\n");
+    // A tool's own hint is built as text: for a name that is not UTF-8 it offers none rather than
+    // a call on another name.
+    let a = env.readbox(&[
+        std::ffi::OsStr::new("head"),
+        std::ffi::OsStr::new("-n"),
+        std::ffi::OsStr::new("1"),
+        std::ffi::OsStr::from_bytes(b"\xfe.txt"),
+    ]);
+    let e = a.error.clone().unwrap();
+    assert!(
+        e.contains(r"$'\xfe.txt' is not UTF-8") && !e.contains("equivalent: "),
+        "{e}"
+    );
 }

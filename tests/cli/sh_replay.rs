@@ -371,7 +371,14 @@ fn script(root: &Path, home: &Path) -> Vec<(String, Want)> {
         (s("find . -type f"), hint(out(&all_files))),
         (
             s("find src -maxdepth 1"),
-            hint(out("src/lib.rs\nsrc/main.rs\nsrc/util/\n")),
+            hint(Want::Noted(
+                0,
+                s("src/lib.rs\nsrc/main.rs\nsrc/util/\n"),
+                vec![s(
+                    "find: 1 directory at MAX_DEPTH 1 was not entered; find src '*' all 100 goes \
+                     deeper",
+                )],
+            )),
         ),
         (
             s("find . -name '*.toml' -type f"),
@@ -616,6 +623,14 @@ fn script(root: &Path, home: &Path) -> Vec<(String, Want)> {
         (s("cat 'src/*.rs'"), fails("cat", "not found", "src/*.rs")),
         (s("cat src/*.py"), fails("cat", "not found", "src/*.py")),
         (s("diff config/*.toml"), Want::Out(1, s(diff_u))),
+        (
+            s("head -5 src/*.rs"),
+            hint(out(&format!(
+                "{}{}",
+                first_lines(LIB_RS, 5),
+                first_lines(MAIN_RS, 5)
+            ))),
+        ),
         // Two cats in a row would feed grep the same text, but not as one stage: no equivalent.
         (
             s("cat config/*.toml | grep port"),

@@ -118,6 +118,11 @@ impl TestEnv {
         self
     }
 
+    /// Whether `k` is set for the calls of this environment.
+    pub fn has_var(&self, k: &str) -> bool {
+        self.vars.iter().any(|(name, _)| name == k)
+    }
+
     /// Runs later calls in `rel` (beneath root/, or absolute).
     pub fn cd(&mut self, rel: &str) -> &mut Self {
         self.cwd = self.p(rel);

@@ -8,7 +8,7 @@
 //! entered; `.git`/`.hg`/`.svn` and what `.gitignore`, `.ignore` and `.git/info/exclude` ignore
 //! are skipped with git's semantics and ripgrep's precedence; find's name globs, types and
 //! depths; grep's literal matching, line numbering, case folding, binary detection, exit
-//! statuses, budgets and truncation, including files far larger than the 128 KiB read buffer
+//! statuses, budgets and truncation, including files far larger than the 64 KiB read block
 //! whose matches straddle buffer seams and whose lines are longer than the buffer.
 
 use std::fmt::Write as _;
@@ -182,6 +182,39 @@ fn truncated_to(a: &Answer, full: &str, cap: usize, status: i32) {
         !a.notes.is_empty(),
         "a truncated output has a note: {}",
         a.shown
+    );
+}
+
+/// A matched line longer than the cap shown as a window around its first match
+/// (docs/contract.md#tools): line `line` of `name` is in the output, holds `text` (the file's
+/// text of the match) between `…` marks where it was cut, and a note gives its offset; the
+/// output keeps within `cap`.
+#[track_caller]
+fn window_shows(a: &Answer, name: &str, line: u64, text: &str, cap: usize) {
+    assert_eq!(a.error, None, "a window is not an error: {}", a.shown);
+    assert!(
+        a.output.len() <= cap,
+        "{}: {} bytes",
+        a.shown,
+        a.output.len()
+    );
+    let prefix = format!("{name}:{line}:");
+    let shown = a
+        .output
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("{}: no line {line} in {:?}", a.shown, a.output));
+    assert!(
+        shown.contains(text) && (shown.starts_with(&format!("{prefix}…")) || shown.ends_with('…')),
+        "{}: the window does not hold the match: {shown:?}",
+        a.shown
+    );
+    let note = format!("line {line} of {name} is longer than the room left under the cap");
+    assert!(
+        a.notes.iter().any(|n| n.starts_with(&note)),
+        "{}: {:?}",
+        a.shown,
+        a.notes
     );
 }
 
@@ -1169,18 +1202,22 @@ fn nul_at(nul_at: usize) -> Vec<u8> {
 }
 
 #[test]
-fn grep_skips_binary_files_in_a_directory_search_by_the_first_8_kib() {
+fn grep_skips_binary_files_in_a_directory_search_from_the_first_nul() {
     let env = TestEnv::new();
-    // The NUL at offset 8191 is the last byte of the first 8 KiB: binary. At 8192 it is past
-    // them: text, whose NUL line is printed like any other line.
+    // The NUL at offset 8191 is the last byte of the first 8 KiB: binary from the start. At
+    // 8192 it is past them: the file is binary from the line that holds it, and its lines
+    // before that line are searched.
     env.write("a.txt", nul_at(8191));
     env.write("b.txt", nul_at(8192));
     env.write("c.txt", b"hit\0\n");
-    env.both("grep", &["hit"])
-        .ok("b.txt:1:hit\nb.txt:3:hit again\n");
-    // b.txt's second line, NUL included, is an ordinary line.
-    env.both("grep", &["xxxx"])
-        .ok(&format!("b.txt:2:{}\0\n", "x".repeat(8188)));
+    let a = env.both("grep", &["hit"]);
+    a.ok("b.txt:1:hit\n");
+    assert_eq!(
+        a.notes,
+        ["3 binary files skipped (a NUL byte); name one as PATH to search it"]
+    );
+    // No line that holds a NUL is printed.
+    env.both("grep", &["xxxx"]).no_match();
 }
 
 #[test]
@@ -1379,7 +1416,7 @@ fn grep_truncation_stops_the_search_before_the_read_limit() {
 // ---------------------------------------------------------------------------------------------
 
 /// A file of about `total` bytes built so that matches and line ends fall on and around every
-/// 64 KiB seam (so on every 128 KiB buffer boundary too), with long lines of 140 KiB to 700 KiB
+/// 64 KiB block seam, with long lines of 140 KiB to 700 KiB
 /// that match near their end, long lines that do not match, and a last line without `\n` that
 /// matches at its very end. Ordinary lines match at random places, in either case.
 fn haystack(total: usize) -> Vec<u8> {
@@ -1536,17 +1573,11 @@ fn grep_long_lines_that_do_not_match_keep_later_line_numbers_under_a_small_cap()
     env.var("READBOX_MAX_OUTPUT_BYTES", "4096");
     env.both("grep", &["Zq#NeEdLe", "f.txt"])
         .ok("f.txt:2:a Zq#NeEdLe b\nf.txt:6:Zq#NeEdLe\n");
-    // Case-insensitive, line 3 matches at its very end: its text is cut by the cap.
-    let full = expected_grep("f.txt", &data, |l| {
-        contains(&l.to_ascii_lowercase(), NEEDLE_LOWER)
-    });
-    assert!(full.starts_with("f.txt:2:a Zq#NeEdLe b\nf.txt:3:"));
-    truncated_to(
-        &env.both("grep", &["zq#needle", "f.txt", "true", "true"]),
-        &full,
-        4096,
-        0,
-    );
+    // Case-insensitive, line 3 matches at its very end: it is shown as a window that ends
+    // there.
+    let a = env.both("grep", &["zq#needle", "f.txt", "true", "true"]);
+    assert!(a.output.starts_with("f.txt:2:a Zq#NeEdLe b\nf.txt:3:…"));
+    window_shows(&a, "f.txt", 3, "zq#needle", 4096);
 }
 
 #[test]
@@ -1579,19 +1610,11 @@ fn grep_match_straddling_any_piece_of_a_line_longer_than_the_cap_is_found() {
         env.write(&name, &data);
         let full = expected_grep(&name, &data, |l| contains(l, NEEDLE));
         assert_eq!(full.lines().count(), 1);
-        truncated_to(
-            &env.both("grep", &[std::str::from_utf8(NEEDLE).unwrap(), &name]),
-            &full,
-            cap,
-            0,
-        );
+        let needle = std::str::from_utf8(NEEDLE).unwrap();
+        window_shows(&env.both("grep", &[needle, &name]), &name, 1, needle, cap);
         // Under case folding (a longer overlap between pieces) the same line is found.
-        truncated_to(
-            &env.both("grep", &["zQ#nEeDlE", &name, "true", "true"]),
-            &full,
-            cap,
-            0,
-        );
+        let a = env.both("grep", &["zQ#nEeDlE", &name, "true", "true"]);
+        window_shows(&a, &name, 1, needle, cap);
         // And a needle that is absent is absent: exit 1, nothing printed.
         env.both("grep", &["Zq#NeEdLf", &name]).no_match();
     }
@@ -1616,13 +1639,8 @@ fn grep_folded_multibyte_match_straddling_pieces_of_a_long_line_is_found() {
             f.text(&mut data, 9000);
             data.push(b'\n');
             env.write("g.txt", &data);
-            let full = expected_grep("g.txt", &data, |_| true);
-            truncated_to(
-                &env.both("grep", &[pattern, "g.txt", "true", "true"]),
-                &full,
-                cap,
-                0,
-            );
+            let a = env.both("grep", &[pattern, "g.txt", "true", "true"]);
+            window_shows(&a, "g.txt", 1, text, cap);
             env.both("grep", &[pattern, "g.txt"]).no_match();
         }
     }

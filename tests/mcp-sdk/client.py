@@ -38,9 +38,12 @@ def text(result, i=0):
 
 
 def params(root, env=None):
+    """The server, started in `root` with `root` as its one configured root (readbox mcp never
+    takes its working directory as a root); `env` may leave READBOX_ROOTS out with None."""
+    env = {"READBOX_TIMEOUT": "10", "READBOX_ROOTS": str(root), **(env or {})}
     return StdioServerParameters(
         command=BIN, args=["mcp"], cwd=str(root),
-        env={"READBOX_TIMEOUT": "10", **(env or {})})
+        env={k: v for k, v in env.items() if v is not None})
 
 
 def roots_answer(*uris):
@@ -50,11 +53,14 @@ def roots_answer(*uris):
 
 
 @contextlib.asynccontextmanager
-async def handshake(root, env=None, roots=None):
-    """A ClientSession over stdio_client, initialized (the handshake era)."""
+async def handshake(root, env=None, roots=None, init=None):
+    """A ClientSession over stdio_client, initialized (the handshake era); `init` receives the
+    initialize result."""
     async with stdio_client(params(root, env)) as (read, write):
         async with ClientSession(read, write, list_roots_callback=roots) as session:
-            await session.initialize()
+            result = await session.initialize()
+            if init is not None:
+                init.append(result)
             yield session
 
 
@@ -95,6 +101,23 @@ async def each_tool(root):
         check(r.is_error and text(r) == "denied: .env", "an excluded file is denied", r)
         r = await s.call_tool("head", {"path": "a.txt", "lines": 20000})
         check(r.is_error and text(r).startswith("usage: "), "a bad value is a usage error", r)
+        r = await s.call_tool("grep", {"pattern": "absent"})
+        check(not r.is_error and text(r) == "no line matched" and r.meta["exitStatus"] == 1,
+              "an empty answer is said in words; _meta keeps the status", r)
+
+
+async def first_contact(root):
+    init = []
+    async with handshake(root, init=init) as s:
+        check(str(root) in (init[0].instructions or ""), "instructions name the root", init)
+    async with handshake(root, env={"READBOX_ROOTS": None}) as s:
+        r = await s.call_tool("cat", {"path": "a.txt"})
+        check(r.is_error and text(r).startswith("denied: ") and "READBOX_ROOTS" in text(r),
+              "without roots every call is denied, saying how to give them", r)
+    sub = root / "sub"
+    async with handshake(root, env={"READBOX_ROOTS": None}, roots=roots_answer(sub.as_uri())) as s:
+        r = await s.call_tool("cat", {"path": "x.txt"})
+        check(not r.is_error and text(r) == "x\n", "without configured roots, the client's are the roots", r)
 
 
 async def truncated(root):
@@ -102,8 +125,8 @@ async def truncated(root):
         r = await s.call_tool("cat", {"path": "long.txt"})
         check(not r.is_error and len(text(r).encode()) <= 30 and r.meta["truncated"] is True,
               "a truncated call is not an error and says so in _meta", r)
-        check(len(r.content) == 2 and "cat long.txt 3" in text(r, 1),
-              "its notes, in a second block, give the call that continues it", r)
+        check(len(r.content) == 2 and '{"path": "long.txt", "from_line": 3}' in text(r, 1),
+              "its notes, in a second block, give the call that continues it as parameters", r)
 
 
 async def narrowed(root):
@@ -152,7 +175,7 @@ async def main():
         (root / "sub" / "x.txt").write_text("x\n")
         (root / "long.txt").write_text("0123456789\n" * 50)
         (root / ".env").write_text(CANARY + "\n")
-        for part in (each_tool, truncated, narrowed, outside_root, stateless):
+        for part in (each_tool, first_contact, truncated, narrowed, outside_root, stateless):
             try:
                 await part(root)
             except Exception as e:  # a failure of the client or the server: report, go on
