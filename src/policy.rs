@@ -519,6 +519,11 @@ impl Policy {
                 cross_mounts: self.cross_mounts,
             },
         )
+        .map(|gate| match &self.audit_log {
+            // The log holds every call's arguments: no tool reads it (docs/security.md#the-audit-log).
+            Some(log) => gate.hide(log),
+            None => gate,
+        })
     }
 
     /// Whether what Landlock achieved satisfies the `sandbox` setting (docs/contract.md#policy):

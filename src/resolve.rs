@@ -207,6 +207,26 @@ pub struct Gate {
     /// Directories that a walk read entries or files through, not yet found again at their place
     /// since (see [`Gate::settle`]).
     pending: Mutex<bracket::Waiting>,
+    /// Objects no tool may reach whatever the excludes say (see [`Gate::hide`]).
+    hidden: Hidden,
+}
+
+/// The objects a gate never hands out, listed nor opened (docs/security.md#the-audit-log): each
+/// by its canonical path (so that it is denied whether or not it exists yet) and by its
+/// (device, inode) (so that no other name of it, a hard link or a name the filesystem folds,
+/// reaches it either).
+#[derive(Debug, Default)]
+struct Hidden {
+    paths: Vec<PathBuf>,
+    ids: Vec<(u64, u64)>,
+}
+
+impl Hidden {
+    fn has_id(&self, st: &Stat) -> bool {
+        self.ids
+            .iter()
+            .any(|&(dev, ino)| dev == st.st_dev && ino == st.st_ino)
+    }
 }
 
 /// Where the walk of a path stands.
@@ -301,7 +321,26 @@ impl Gate {
             workdir: std::sync::RwLock::new(workdir),
             options,
             pending: Mutex::new(bracket::Waiting::default()),
+            hidden: Hidden::default(),
         })
+    }
+
+    /// Makes `path` unreachable through this gate, whatever the excludes say: it is denied as an
+    /// excluded object is, and left out of every listing (docs/security.md#the-audit-log). The
+    /// file name is taken as it is and its directory canonicalised, as the audit log is opened
+    /// (without following a final symlink).
+    pub fn hide(mut self, path: &Path) -> Gate {
+        let canonical = match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+                .map(|d| d.join(name))
+                .unwrap_or_else(|_| path.to_path_buf()),
+            _ => path.to_path_buf(),
+        };
+        if let Ok(st) = rustix::fs::lstat(&canonical) {
+            self.hidden.ids.push((st.st_dev, st.st_ino));
+        }
+        self.hidden.paths.push(canonical);
+        self
     }
 
     /// The canonical path of `node`: its root's path and the names the walk reached it by, each
@@ -362,6 +401,12 @@ impl Gate {
 
     /// Whether the entry `name` at root-relative path `rel` beneath root `root` is excluded.
     fn excluded(&self, root: usize, name: &OsStr, rel: &Path) -> bool {
+        if !self.hidden.paths.is_empty() {
+            let path = self.roots[root].path.join(rel);
+            if self.hidden.paths.contains(&path) {
+                return true;
+            }
+        }
         let anchor = &self.roots[root].anchor;
         if anchor.as_os_str().is_empty() {
             self.excludes.matches(name, rel)
@@ -522,6 +567,9 @@ impl Gate {
                             return Err(self.unless_moved(root, stack, err, shown_arg));
                         }
                     };
+                    if self.hidden.has_id(&stat) {
+                        return Err(Error::Denied(shown_arg.into()));
+                    }
                     if Kind::of(&stat) == Kind::Symlink {
                         hops += 1;
                         if hops > MAX_SYMLINK_HOPS {
@@ -666,7 +714,11 @@ impl Gate {
         if node.kind() != Kind::File {
             return Err(Error::NotAFile(shown_arg.into()));
         }
-        if node.mount_point || self.pseudo(node) || self.refused_hardlink(&node.stat) {
+        if node.mount_point
+            || self.pseudo(node)
+            || self.refused_hardlink(&node.stat)
+            || self.hidden.has_id(&node.stat)
+        {
             return Err(Error::Denied(shown_arg.into()));
         }
         let parent = node
@@ -713,9 +765,15 @@ impl Gate {
         rustix::fs::Dir::new(fd).map_err(|e| Error::io(shown_arg, &errno_io(e)))
     }
 
-    /// Whether the entry `name` of the directory `dir` is excluded (by name or root-relative path).
-    pub fn excluded_child(&self, dir: &Node, name: &OsStr) -> bool {
+    /// Whether the entry `name` of the directory `dir`, whose inode the listing gave as `ino`, is
+    /// excluded (by name or root-relative path) or hidden.
+    pub fn excluded_child(&self, dir: &Node, name: &OsStr, ino: u64) -> bool {
         self.excluded(dir.root, name, &dir.rel.join(name))
+            || self
+                .hidden
+                .ids
+                .iter()
+                .any(|&(dev, i)| dev == dir.stat.st_dev && i == ino)
     }
 
     /// The kind of the entry `name` of `dir`, without following a symlink and without opening it
@@ -768,6 +826,9 @@ impl Gate {
             }
             Err(e) => return failed(e),
         };
+        if self.hidden.has_id(&stat) {
+            return Ok(None);
+        }
         Ok(Some(Node {
             root: dir.root,
             fd: Arc::new(fd),

@@ -199,7 +199,7 @@ fn read_entries(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Listed>, E
         }
         ctx.budget.charge_entry()?;
         let name = OsStr::from_bytes(name);
-        if ctx.gate.excluded_child(dir, name) {
+        if ctx.gate.excluded_child(dir, name, entry.ino()) {
             continue;
         }
         let kind = match Kind::from_file_type(entry.file_type()) {

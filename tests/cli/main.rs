@@ -12,6 +12,7 @@ mod dispatch_args;
 mod docs;
 mod engine;
 mod envelope_policy;
+mod hardening;
 mod input_hints;
 mod mcp;
 mod readers_confinement;
