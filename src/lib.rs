@@ -213,13 +213,11 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         },
         None => None,
     };
-    let record_tool = match meta {
-        Some(Meta::Call) => "call",
-        _ => &label,
-    };
+    // A meta command is recorded by its own name, never as `readbox` (docs/contract.md#audit-log).
+    let record_tool = meta.map_or_else(|| label.clone(), |m| m.name().to_string());
     // `readbox sh` alone is a session: one call per command line read from standard input.
     let session = shell && words.is_empty();
-    let record = audit::Record::new(record_tool, &words, &policy.workdir, start);
+    let record = audit::Record::new(&record_tool, &words, &policy.workdir, start);
     // The first line goes to the log before any output; a call that cannot log does not run.
     if !session
         && let Some(log) = &audit

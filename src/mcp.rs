@@ -85,6 +85,17 @@ pub fn serve(words: &[OsString]) -> i32 {
     match start(words) {
         Ok(mut session) => {
             session.run();
+            if let Some((log, record)) = &session.audit {
+                let summary = crate::envelope::Summary {
+                    output_bytes: 0,
+                    truncated: false,
+                    redactions: 0,
+                };
+                if let Err(e) = log.end(record, crate::error::EXIT_SUCCESS, None, summary) {
+                    eprintln!("readbox mcp: {e}");
+                    return crate::error::EXIT_ERROR;
+                }
+            }
             crate::error::EXIT_SUCCESS
         }
         Err(e) => {
@@ -102,6 +113,7 @@ fn start(words: &[OsString]) -> Result<Session, Error> {
             "readbox mcp takes no arguments (the roots come from the policy and the client)".into(),
         ));
     }
+    let start = std::time::Instant::now();
     let policy = Policy::load()?;
     let gate = policy.open_gate()?;
     // Opened (and made) here so that Landlock can leave exactly this file writable for the
@@ -110,6 +122,11 @@ fn start(words: &[OsString]) -> Result<Session, Error> {
         Some(p) => Some(crate::audit::Log::open(p)?),
         None => None,
     };
+    // The server's own lines, named `mcp`; each call's child writes its own pair.
+    let record = crate::audit::Record::new("mcp", words, &policy.workdir, start);
+    if let Some(log) = &audit {
+        log.begin(&record)?;
+    }
     policy.check_sandbox(&crate::sandbox::restrict_writes(audit.as_slice()))?;
     let exe =
         std::env::current_exe().map_err(|e| Error::Io(format!("cannot find this program: {e}")))?;
@@ -136,9 +153,9 @@ fn start(words: &[OsString]) -> Result<Session, Error> {
             .spawn(move || s.work())
             .map_err(|e| Error::Io(format!("cannot start a worker thread: {e}")))?;
     }
-    // The Landlock rule holds the file itself; the children open it again.
-    drop(audit);
+    // The children open the log again; the server keeps its handle for its end line.
     Ok(Session {
+        audit: audit.map(|log| (log, record)),
         shared,
         policy,
         gate,
@@ -239,6 +256,8 @@ struct Session {
     policy: Policy,
     gate: Gate,
     next_request: u64,
+    /// The audit log and the server's own record, for its end line.
+    audit: Option<(crate::audit::Log, crate::audit::Record)>,
 }
 
 /// One line of standard input.

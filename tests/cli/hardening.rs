@@ -45,3 +45,74 @@ fn the_audit_log_is_never_read_listed_or_matched_beneath_a_root() {
     env.run("cat", &["copy.jsonl"]).denied("copy.jsonl");
     env.run("ls", &["."]).ok("a.txt\nlogs/\n");
 }
+
+#[test]
+fn install_makes_no_link_under_a_lock() {
+    let mut env = TestEnv::new();
+    let dir = env.base().join("links");
+    std::fs::create_dir(&dir).unwrap();
+    let cfg = env.config(
+        "lock.toml",
+        &format!(
+            "lock = true\nallowed_directories = [{}]\n",
+            toml_str(&s(&env.root()))
+        ),
+    );
+    env.var("READBOX_CONFIG", &s(&cfg));
+    env.readbox(&["install", &s(&dir)]).fails(
+        "disabled",
+        "install makes links, which a locked policy does not allow",
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "links made");
+}
+
+#[test]
+fn every_audit_record_names_its_meta_command() {
+    let mut env = TestEnv::new();
+    let log = env.base().join("audit.jsonl");
+    let cfg = env.config(
+        "audit.toml",
+        &format!("audit_log = {}\n", toml_str(&s(&log))),
+    );
+    env.var("READBOX_CONFIG", &s(&cfg));
+    let links = env.base().join("links");
+    std::fs::create_dir(&links).unwrap();
+    for words in [
+        vec!["list"],
+        vec!["schema"],
+        vec!["version"],
+        vec!["policy"],
+        vec!["install", &s(&links)],
+    ] {
+        let a = env.readbox(&words);
+        assert_eq!(a.error, None, "{words:?}");
+    }
+    let status = env
+        .readbox_command()
+        .arg("mcp")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let tools: Vec<(String, String)> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["tool"].as_str().unwrap().to_string(),
+                v["event"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let expect: Vec<(String, String)> = ["list", "schema", "version", "policy", "install", "mcp"]
+        .iter()
+        .flat_map(|t| {
+            [
+                (t.to_string(), "start".into()),
+                (t.to_string(), "end".into()),
+            ]
+        })
+        .collect();
+    assert_eq!(tools, expect);
+}
