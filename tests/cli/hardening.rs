@@ -116,3 +116,68 @@ fn every_audit_record_names_its_meta_command() {
         .collect();
     assert_eq!(tools, expect);
 }
+
+#[test]
+fn a_lock_in_a_directory_others_can_write_is_refused() {
+    use readbox::policy::{Inputs, Policy};
+    use std::os::unix::fs::PermissionsExt;
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: the system file and its directories must be owned by root");
+        return;
+    }
+    let env = TestEnv::new();
+    let etc = env.base().join("etc/readbox");
+    std::fs::create_dir_all(&etc).unwrap();
+    let file = etc.join("config.toml");
+    let load = || {
+        Policy::load_from(&Inputs {
+            system_file: file.clone(),
+            vars: Default::default(),
+            cwd: Some(env.root()),
+        })
+    };
+    let mode =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    std::fs::write(
+        &file,
+        format!(
+            "lock = true\nallowed_directories = [{}]\n",
+            toml_str(&s(&env.root()))
+        ),
+    )
+    .unwrap();
+    mode(&file, 0o644);
+    mode(&etc, 0o755);
+    assert!(load().unwrap().lock, "a sound chain locks");
+    let loose = |why: &str| {
+        let e = load().expect_err(why).to_string();
+        assert_eq!(
+            e,
+            format!(
+                "config: {}: lock: the directories of the system file {} must be owned by root \
+                 and not writable by group or others",
+                etc.display(),
+                file.display()
+            ),
+            "{why}"
+        );
+    };
+    mode(&etc, 0o777);
+    loose("a lock in a directory anyone can write");
+    mode(&etc, 0o775);
+    loose("a lock in a directory its group can write");
+    // Removed by anyone who could: the missing file must not silently end the lock.
+    std::fs::remove_file(&file).unwrap();
+    loose("a missing system file in a directory anyone can write");
+    mode(&etc, 0o755);
+    assert!(
+        !load().unwrap().lock,
+        "no file, a sound chain: no lock, no error"
+    );
+    // A sticky directory (as /tmp) keeps root's entries from others.
+    mode(&etc, 0o1777);
+    assert!(load().is_ok(), "a sticky directory");
+    mode(&etc, 0o755);
+    rustix::fs::chown(&etc, Some(rustix::fs::Uid::from_raw(1)), None).unwrap();
+    loose("a directory owned by another user");
+}
