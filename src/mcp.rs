@@ -370,6 +370,34 @@ impl Session {
                 return;
             }
         };
+        // A repeated key would be read as its last value: refused at every depth, as `call`
+        // refuses it (docs/contract.md#mcp). In the message itself, -32600 (with no id when the
+        // id is the key repeated); within `params`, -32602.
+        if let Some(dup) = crate::args::duplicate_key(line) {
+            // Only a request is answered; a response of the client's with a repeated key is
+            // dropped, as if never sent.
+            let id = match &msg {
+                Value::Object(o)
+                    if o.contains_key("method") && (dup.key != "id" || dup.depth > 0) =>
+                {
+                    o.get("id").filter(|i| valid_id(i)).cloned()
+                }
+                _ => None,
+            };
+            let why = format!("the key '{}' is given twice", dup.key);
+            match (dup.depth, id) {
+                (0, id) => self.send(&error_response(
+                    id.as_ref().unwrap_or(&Value::Null),
+                    INVALID_REQUEST,
+                    &why,
+                    None,
+                )),
+                (_, Some(id)) => self.send(&error_response(&id, INVALID_PARAMS, &why, None)),
+                // A notification gets no answer.
+                (_, None) => {}
+            }
+            return;
+        }
         let obj = match msg {
             Value::Object(o) => o,
             Value::Array(_) => {
@@ -590,20 +618,21 @@ impl Session {
                     }
                 }
             } else {
-                Some(Narrowing::Configured)
+                None
             }
         } else {
-            // A client that calls before `notifications/initialized` (against the protocol)
-            // still gets narrowed: its roots are asked for now.
-            let unasked = {
-                let r = lock(&self.shared.roots);
-                r.capability && r.pending.is_none() && r.known.is_none()
-            };
-            if unasked {
-                self.ask_roots();
-            }
             None
         };
+        // A client that calls before `notifications/initialized` (against the protocol) still
+        // gets narrowed by its session's roots: they are asked for now. A stateless-form call
+        // inside a session waits for them too.
+        let unasked = {
+            let r = lock(&self.shared.roots);
+            r.capability && r.pending.is_none() && r.known.is_none()
+        };
+        if unasked {
+            self.ask_roots();
+        }
         let key = id.to_string();
         let slot = Arc::new(Mutex::new(Slot::default()));
         {

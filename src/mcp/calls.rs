@@ -42,7 +42,8 @@ pub(super) struct Job {
     pub(super) key: String,
     pub(super) tool: &'static Tool,
     pub(super) arguments: String,
-    /// `None`: the session's roots, once known; else fixed by the request (stateless form).
+    /// The roots the request itself offers (stateless form), if any; the session's roots,
+    /// once known, narrow the call too, never fewer (docs/contract.md#mcp).
     pub(super) narrowing: Option<Narrowing>,
     pub(super) stateless: bool,
     pub(super) slot: Arc<Mutex<Slot>>,
@@ -103,13 +104,13 @@ impl Shared {
 
     /// Runs one call and answers it, unless it was cancelled.
     fn run(&self, job: Job) {
-        let narrowing = match job.narrowing.clone() {
-            Some(n) => Some(n),
-            None => {
-                let wait = Duration::try_from_secs_f64(self.timeout).unwrap_or(KILL_MARGIN);
-                self.session_roots(Instant::now() + wait)
-            }
-        };
+        let wait = Duration::try_from_secs_f64(self.timeout).unwrap_or(KILL_MARGIN);
+        let narrowing =
+            self.session_roots(Instant::now() + wait)
+                .map(|session| match &job.narrowing {
+                    Some(own) => own.and(&session),
+                    None => session,
+                });
         let result = match narrowing {
             None => tool_error(Error::Timeout(format!(
                 "the client did not answer roots/list within {} s",

@@ -970,3 +970,118 @@ fn a_call_before_initialized_still_waits_for_the_roots() {
     assert_eq!(ok_text(&m.call("cat", json!({"path": "x.txt"}))), "x\n");
     m.close();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Messages that two readers would read two ways, and sessions that cannot be widened.
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_repeated_key_is_refused_at_every_depth() {
+    let env = TestEnv::new();
+    env.write("a.txt", "hello\n");
+    let secret = env.secret(".env");
+    let mut m = Mcp::start(&env);
+    m.initialize("2025-06-18", false);
+    let cases = [
+        // In the arguments: the last would name the excluded file.
+        (
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"cat","arguments":{"path":"a.txt","path":".env"}}}"#,
+            "a",
+            -32602,
+            "the key 'path' is given twice",
+        ),
+        // In params: the last would run another tool.
+        (
+            r#"{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"cat","name":"ls","arguments":{"path":"a.txt"}}}"#,
+            "b",
+            -32602,
+            "the key 'name' is given twice",
+        ),
+        // In the message itself.
+        (
+            r#"{"jsonrpc":"2.0","id":"c","method":"tools/list","method":"tools/call","params":{"name":"cat","arguments":{"path":".env"}}}"#,
+            "c",
+            -32600,
+            "the key 'method' is given twice",
+        ),
+        // Deeper, in an array.
+        (
+            r#"{"jsonrpc":"2.0","id":"d","method":"tools/call","params":{"name":"cat","arguments":{"path":"a.txt"},"_meta":{"x":[{"k":1,"k":2}]}}}"#,
+            "d",
+            -32602,
+            "the key 'k' is given twice",
+        ),
+    ];
+    for (line, id, code, message) in cases {
+        m.write_line(line);
+        let msg = m.response(&json!(id));
+        assert_eq!(msg["error"]["code"], code, "{line}: {msg}");
+        assert_eq!(msg["error"]["message"], message, "{line}: {msg}");
+        assert!(!msg.to_string().contains(&secret));
+    }
+    // A repeated id: no answer can name the request; it is refused without one.
+    m.write_line(r#"{"jsonrpc":"2.0","id":"e","id":"f","method":"ping"}"#);
+    let msg = m
+        .next_where(WAIT, |m| m.get("error").is_some() && m["id"].is_null())
+        .expect("an answer to a message whose id is given twice");
+    assert_eq!(msg["error"]["code"], -32600, "{msg}");
+    assert_eq!(msg["error"]["message"], "the key 'id' is given twice");
+    // The session goes on.
+    assert_eq!(ok_text(&m.call("cat", json!({"path": "a.txt"}))), "hello\n");
+    m.close();
+}
+
+#[test]
+fn ids_are_echoed_exactly_as_sent() {
+    let env = TestEnv::new();
+    let mut m = Mcp::start(&env);
+    m.initialize("2025-06-18", false);
+    for id in [
+        "123456789012345678901234567890",
+        "-98765432109876543210",
+        "1.50",
+        "0.1",
+    ] {
+        m.write_line(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+        let want: Value = serde_json::from_str(id).unwrap();
+        let msg = m.response(&want);
+        assert_eq!(msg["result"], json!({}), "{msg}");
+        assert_eq!(msg["id"].to_string(), id, "{msg}");
+    }
+    m.close();
+}
+
+#[test]
+fn a_stateless_form_call_inside_a_session_keeps_the_sessions_roots() {
+    let env = TestEnv::new();
+    env.write("a.txt", "top\n");
+    env.write("sub/x.txt", "x\n");
+    env.write("sub/deeper/y.txt", "y\n");
+    let roots: Roots = Arc::new(Mutex::new(Some(vec![file_uri(&env.p("sub"))])));
+    let mut m = Mcp::start_with_roots(&env, roots);
+    m.initialize("2025-06-18", true);
+    error_text(&m.call("cat", json!({"path": env.p("a.txt")})), "denied");
+    let stateless = |path: std::path::PathBuf, meta: Value| json!({"name": "cat", "arguments": {"path": path}, "_meta": meta});
+    // Without roots of its own: the session's.
+    let r = m.rpc(
+        "tools/call",
+        stateless(env.p("a.txt"), stateless_meta(false)),
+    );
+    error_text(&r, "denied");
+    let r = m.rpc(
+        "tools/call",
+        stateless(env.p("sub/x.txt"), stateless_meta(false)),
+    );
+    assert_eq!(ok_text(&r), "x\n");
+    // With roots of its own, wider than the session's: still the session's.
+    let mut call = stateless(env.p("a.txt"), stateless_meta(true));
+    call["inputResponses"] = json!({"roots": {"roots": [{"uri": file_uri(&env.root())}]}});
+    error_text(&m.rpc("tools/call", call), "denied");
+    // Narrower than the session's: its own.
+    let mut call = stateless(env.p("sub/x.txt"), stateless_meta(true));
+    call["inputResponses"] = json!({"roots": {"roots": [{"uri": file_uri(&env.p("sub/deeper"))}]}});
+    error_text(&m.rpc("tools/call", call.clone()), "denied");
+    call["arguments"] = json!({"path": env.p("sub/deeper/y.txt")});
+    assert_eq!(ok_text(&m.rpc("tools/call", call)), "y\n");
+    m.close();
+}
