@@ -509,6 +509,13 @@ impl Filter {
         }
     }
 
+    /// Takes the input as inside a private-key block (see [`Redactor::open_block`]).
+    pub fn open_block(&mut self) {
+        if let Some(r) = &mut self.red {
+            r.open_block();
+        }
+    }
+
     /// Whether a long line is being read in pieces.
     pub fn in_long_line(&self) -> bool {
         self.in_long

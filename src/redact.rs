@@ -14,7 +14,9 @@
 //!   (`Authorization: Bearer [REDACTED:authorization]`, `https://deploy:[REDACTED:url-password]@host`);
 //! - in a private-key block the `BEGIN` and `END` lines stay and the lines between become one
 //!   line `[REDACTED:private-key]` (with the first key line's indentation and terminator); the
-//!   block also ends at the end of the stream or after [`MAX_KEY_BLOCK`] bytes of key material;
+//!   block ends at its `END` line or at the end of the stream, however long it is: the state is
+//!   one flag, not a buffer, so memory stays bounded (a reader that starts inside the stream,
+//!   tail, looks back for the line that opened the block: [`opened_before`]);
 //! - a key written on one line (`"-----BEGIN …-----\nMII…\n-----END …-----\n"` in a JSON
 //!   file) keeps its markers and loses what is between them.
 //!
@@ -33,8 +35,9 @@ use regex::bytes::{Regex, RegexBuilder};
 
 pub use rules::{Groups, MAX_MATCH, RULE_COUNT, RULES, Rule};
 
-/// Bytes of key material after which a private-key block ends even without its `END` line:
-/// no real key is this long, and the bound keeps a stray `BEGIN` line from hiding a file.
+/// Bytes of key material written on one line (`"-----BEGIN …-----\nMII…"` in a JSON string)
+/// after which that key ends even without its `END`: the bound keeps a stray marker in a long
+/// line of code from hiding the rest of it. A block of lines has no such bound.
 pub const MAX_KEY_BLOCK: usize = 64 * 1024;
 
 /// Lines up to this long (with their terminator) go to [`Redactor::line`] whole; longer ones go
@@ -284,8 +287,6 @@ pub struct Redactor {
 /// An open private-key block.
 #[derive(Debug, Clone, Copy)]
 struct Block {
-    /// Bytes of key material hidden so far.
-    material: usize,
     /// Whether the `[REDACTED:private-key]` line was shown for it.
     shown: bool,
     /// Its BEGIN marker stands in a string literal or a sentence (a quote, `.` or `)` follows
@@ -316,7 +317,6 @@ impl Block {
     /// A block just opened; `tentative` when its marker stands in a string literal.
     fn opened(tentative: bool) -> Block {
         Block {
-            material: 0,
             shown: false,
             tentative,
         }
@@ -531,10 +531,6 @@ impl Redactor {
                 let key = block.judge(line);
                 if !ends && key != Some(false) {
                     block.tentative &= key.is_none();
-                    block.material += line.len();
-                    if block.material >= MAX_KEY_BLOCK {
-                        self.block = None;
-                    }
                     continue;
                 }
                 self.block = None;
@@ -569,6 +565,14 @@ impl Redactor {
         self.skip(rest);
     }
 
+    /// Takes the stream as inside a private-key block whose marker was not shown yet: for a
+    /// reader that found, looking back past its window ([`opened_before`]), the line that opened
+    /// the block.
+    pub fn open_block(&mut self) {
+        self.block = Some(Block::opened(false));
+        self.pairs = 0;
+    }
+
     /// A stream of one line longer than [`MAX_LINE`], to be fed in pieces, each with this
     /// redactor (the stream's own state stays in the [`LongLine`], so a reader can keep it from
     /// one block to the next).
@@ -577,13 +581,9 @@ impl Redactor {
         let pairs = std::mem::take(&mut self.pairs);
         let hidden = match &mut self.block {
             // A line too long to be judged whole is key material ([`key_line`]).
-            Some(b) if b.material < MAX_KEY_BLOCK => {
+            Some(b) => {
                 b.tentative = false;
                 true
-            }
-            Some(_) => {
-                self.block = None;
-                false
             }
             None => false,
         };
@@ -683,28 +683,25 @@ impl Redactor {
             return Shown::Replaced(out);
         }
         let key = block.judge(line);
-        if block.material >= MAX_KEY_BLOCK || find_begin(body).is_some() || key == Some(false) {
-            // The bound, a new BEGIN without an END, or code after a marker in a string
-            // literal: the block ends before this line.
+        if find_begin(body).is_some() || key == Some(false) {
+            // A new BEGIN without an END, or code after a marker in a string literal: the
+            // block ends before this line.
             self.block = None;
             return self.unblocked(line, body, term);
         }
         if key.is_none() {
             // A blank line or a comment: shown as any line is (a comment may hold a token),
             // and the next line decides.
-            block.material += line.len();
-            self.block = (block.material < MAX_KEY_BLOCK).then_some(block);
+            self.block = Some(block);
             let shown = self.unblocked(line, body, term);
             // No name/value pair runs across a block, even one not yet decided.
             self.pairs = 0;
             return shown;
         }
         block.tentative = false;
-        block.material += line.len();
         let first = !block.shown;
         block.shown = true;
-        // Past the bound the block is over: the next line is text again.
-        self.block = (block.material < MAX_KEY_BLOCK).then_some(block);
+        self.block = Some(block);
         if !first {
             return Shown::Hidden;
         }
@@ -718,6 +715,35 @@ impl Redactor {
         out.extend_from_slice(term);
         Shown::Replaced(out)
     }
+}
+
+/// Whether `before`, the bytes a reader skipped over before its window ([`Redactor::skip_window`]),
+/// may lie wholly inside a private-key block that opened further back: it holds no marker and
+/// no line of code, only lines that could be key material (base64, a key's headers, blank lines,
+/// a line too long to judge). Then the reader must look further back ([`opened_before`]).
+pub fn may_lie_in_block(before: &[u8]) -> bool {
+    find_begin(before).is_none()
+        && find_end(before).is_none()
+        && before
+            .split_inclusive(|&b| b == b'\n')
+            .all(|line| key_line(line) != Some(false))
+}
+
+/// Looking back through `lines` (whole lines, read backwards from a reader's window in pieces),
+/// what the last line that decides tells: `Some(true)` when it opens a private-key block (the
+/// window lies inside that block), `Some(false)` when it ends one, holds another marker or is a
+/// line of code (no block runs into the window), `None` when no line of them decides.
+pub fn opened_before(lines: &[u8]) -> Option<bool> {
+    for line in lines.split_inclusive(|&b| b == b'\n').rev() {
+        let (body, _) = split_terminator(line);
+        if opens_block(body) {
+            return Some(true);
+        }
+        if find_begin(body).is_some() || find_end(body).is_some() || key_line(line) == Some(false) {
+            return Some(false);
+        }
+    }
+    None
 }
 
 /// The line that stands for a private-key block's material: `[REDACTED:private-key]`.
@@ -795,7 +821,7 @@ impl LongLine {
     pub fn finish(mut self, red: &mut Redactor) -> Vec<u8> {
         let mut out = Vec::new();
         if self.hidden {
-            if self.ends_block || red.block.is_some_and(|b| b.material >= MAX_KEY_BLOCK) {
+            if self.ends_block {
                 red.block = None;
             }
             if self.marked {
@@ -818,7 +844,6 @@ impl LongLine {
         let Some(block) = &mut red.block else {
             return;
         };
-        block.material = block.material.saturating_add(piece.len());
         if !block.shown {
             block.shown = true;
             self.marked = true;

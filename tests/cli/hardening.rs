@@ -181,3 +181,50 @@ fn a_lock_in_a_directory_others_can_write_is_refused() {
     rustix::fs::chown(&etc, Some(rustix::fs::Uid::from_raw(1)), None).unwrap();
     loose("a directory owned by another user");
 }
+
+/// 1,300 lines of 64 base64 characters, different in every line (an armored OpenPGP secret key
+/// with a photo ID is this long: 84 KiB, past any bound a reader could buffer).
+fn key_lines() -> Vec<String> {
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..1300)
+        .map(|_| {
+            (0..64)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    alphabet[(x % 64) as usize] as char
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_private_key_block_of_any_length_is_hidden_by_every_reader() {
+    let mut env = TestEnv::new();
+    env.var("READBOX_MAX_OUTPUT_BYTES", "1048576");
+    let lines = key_lines();
+    let begin = format!("-----BEGIN PGP PRIVATE {}-----", "KEY BLOCK");
+    let end = format!("-----END PGP PRIVATE {}-----", "KEY BLOCK");
+    let body = format!("Version: 2\n\n{}\n=AbCd\n", lines.join("\n"));
+    env.write("key.asc", format!("{begin}\n{body}{end}\nafter\n"));
+    // No END: the block runs to the end of the file.
+    env.write("open.asc", format!("before\n{begin}\n{body}"));
+    let marker = "[REDACTED:private-key]";
+    env.run("cat", &["key.asc"])
+        .ok(&format!("{begin}\n{marker}\n{end}\nafter\n"));
+    env.run("cat", &["open.asc"])
+        .ok(&format!("before\n{begin}\n{marker}\n"));
+    env.run("head", &["key.asc", "2000"])
+        .ok(&format!("{begin}\n{marker}\n{end}\nafter\n"));
+    // A window that starts 80 KiB inside the block: the block is found by looking back.
+    env.run("tail", &["key.asc", "5"])
+        .ok(&format!("{marker}\n{end}\nafter\n"));
+    env.run("tail", &["open.asc", "3"])
+        .ok(&format!("{marker}\n"));
+    env.run("grep", &[&lines[1299][..20], "key.asc"]).no_match();
+    env.run("grep", &[&lines[1299][..20], "open.asc"])
+        .no_match();
+}
