@@ -141,8 +141,9 @@ fn name_matches(body: &[u8], pairs: u32) -> u32 {
 
 /// Whether `body` (a line without its terminator) could be a name line, at a glance, as every
 /// name pattern requires: it is at most [`NAME_MAX`] bytes long, and the text before its first
-/// `:`, less the spaces, tabs and quotes at its end, ends in `name` or `key` (ignoring ASCII
-/// case). Most lines fail here, before any pattern.
+/// `:`, less the spaces, tabs and quotes at its end, ends in `name` or `key`, or is a header
+/// name that ends in `authorization` (folded over two lines), ignoring ASCII case. Most lines
+/// fail here, before any pattern.
 fn may_name(body: &[u8]) -> bool {
     if body.len() > NAME_MAX {
         return false;
@@ -157,7 +158,7 @@ fn may_name(body: &[u8]) -> bool {
     let ends = |word: &[u8]| {
         field.len() >= word.len() && field[field.len() - word.len()..].eq_ignore_ascii_case(word)
     };
-    ends(b"name") || ends(b"key")
+    ends(b"name") || ends(b"key") || ends(b"authorization")
 }
 
 /// The rules of which the last line of `lines` (whole lines) is the name line, one bit per

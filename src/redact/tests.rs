@@ -673,6 +673,14 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     "@github.com/o/r\"\n",
                 ),
                 pos("amqp://u:", format!("p@{}", r.pick(10, &alnum())), "@mq/\n"),
+                // Passwords that start as templates do, and hosts that start with `_`, `%`, `.`
+                // or a letter beyond ASCII.
+                pos("DATABASE_URL=postgres://admin:", "$uperS3cretPw", "@_db.internal:5432/app\n"),
+                pos("u=postgres://admin:", "(Hunter2xyz)", "@\u{fc}ber.example/app\n"),
+                pos("u=postgres://admin:", "{Hunter2xyz", "@%64b.internal/app\n"),
+                pos("u=postgres://admin:", "%sHunter2xyz", "@.internal/app\n"),
+                pos("u=postgres://admin:", "[Hunter2xyz]", "@db/app\n"),
+                pos(&format!("u=postgres://{}:", "u".repeat(200)), "Hunter2xyz", "@db/app\n"),
             ],
             vec![
                 "  cvs://:pserver:anoncvs@sources.example.org:/cvs/src\n".into(),
@@ -682,11 +690,42 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 "url = postgres://app:${DB_PASSWORD}@db/app\n".into(),
                 concat!("see https:/", "/user:password@example.com for the form\n").into(),
                 concat!("fmt = \"mysql:/", "/%s:%s@%s/%s\"\n").into(),
+                "url = postgres://app:$DB_PASSWORD@db/app\n".into(),
+                "url = postgres://app:{password}@db/app\n".into(),
+                "url = postgres://app:{{ db_password }}@db/app\n".into(),
+                "url = postgres://app:%(password)s@db/app\n".into(),
+            ],
+        ),
+        (
+            "url-password",
+            vec![
+                pos("DATABASE_URL=postgres://admin:", "H".repeat(300), "@db.internal:5432/app\n"),
+                pos("u=https://:", r.pick(1000, &alnum()), "@example.com/\n"),
+            ],
+            vec![
+                "homepage: https://example.com:8443/docs\n".into(),
+                format!("see https://example.com:{}/x\n", "8".repeat(200)),
             ],
         ),
         (
             "authorization",
             vec![
+                // In a JavaScript template literal, and joined from two string literals.
+                pos(
+                    "fetch(u, { headers: { Authorization: `Bearer ",
+                    r.pick(40, &alnum()),
+                    "` } })\n",
+                ),
+                pos(
+                    "h.Authorization = \"Bearer \" + \"",
+                    r.pick(40, &alnum()),
+                    "\";\n",
+                ),
+                pos(
+                    "const h = { 'Authorization': 'Bearer ' + '",
+                    r.pick(40, &alnum()),
+                    "' };\n",
+                ),
                 pos(
                     "curl -H \"Authorization: Bearer ",
                     r.pick(40, &alnum()),
@@ -839,6 +878,10 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     "  \"AWS::Config::AggregationAuthorization\": \"{}\",\n",
                     r.pick(16, "0123456789abcdef")
                 ),
+                // A constant in code (an enum's variant), and AWS Signature Version 4's scheme,
+                // which signs one request.
+                "    pub Authorization: WINBIO_PRESENCE_0,\n".into(),
+                "Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/iam/aws4_request, SignedHeaders=host, Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7\n".into(),
             ],
         ),
         (
@@ -874,6 +917,18 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 format!("- name: Authorization-Policy\n  value: {}\n", r.pick(40, &alnum())),
                 format!("- name: AggregationAuthorization\n  value: {}\n", r.pick(40, &alnum())),
                 "\"name\": \"Authorization\",\n\"description\": \"the token\",\n".into(),
+            ],
+        ),
+        (
+            // A header folded over two lines.
+            "authorization",
+            vec![
+                pos("Authorization:\n  Bearer ", r.pick(40, &alnum()), "\n"),
+                pos("Proxy-Authorization: Bearer\n\t", r.pick(40, &alnum()), "\n"),
+            ],
+            vec![
+                "Authorization:\n  required for every call\n".into(),
+                "Authorization: Bearer\n  YOUR_TOKEN_HERE\n".into(),
             ],
         ),
     ]

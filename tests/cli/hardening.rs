@@ -228,3 +228,63 @@ fn a_private_key_block_of_any_length_is_hidden_by_every_reader() {
     env.run("grep", &[&lines[1299][..20], "open.asc"])
         .no_match();
 }
+
+#[test]
+fn url_passwords_and_authorization_values_of_every_shape_are_redacted() {
+    let mut env = TestEnv::new();
+    env.var("READBOX_MAX_OUTPUT_BYTES", "1048576");
+    let long = "H".repeat(300);
+    let passwords = [
+        "$uperS3cretPw",
+        "(Hunter2xyz)",
+        "{Hunter2xyz",
+        "%sHunter2xyz",
+        "[Hunter2xyz]",
+        long.as_str(),
+    ];
+    let hosts = [
+        "db.internal",
+        "_db.internal",
+        "\u{fc}ber.example",
+        "%64b.internal",
+    ];
+    let mut text = String::new();
+    let mut want = String::new();
+    for p in passwords {
+        for h in hosts {
+            text.push_str(&format!("DATABASE_URL=postgres://admin:{p}@{h}:5432/app\n"));
+            want.push_str(&format!(
+                "DATABASE_URL=postgres://admin:[REDACTED:url-password]@{h}:5432/app\n"
+            ));
+        }
+    }
+    let user = "u".repeat(200);
+    text.push_str(&format!("x=https://{user}:Hunter2xyz@example.com/\n"));
+    want.push_str(&format!(
+        "x=https://{user}:[REDACTED:url-password]@example.com/\n"
+    ));
+    let v = "a1B2c3D4e5F6g7H8i9J0kLmN";
+    for (before, after) in [
+        ("fetch(u, { headers: { Authorization: `Bearer ", "` } })"),
+        ("h.Authorization = \"Bearer \" + \"", "\";"),
+        ("const h = { 'Authorization': 'Bearer ' + '", "' };"),
+        ("Authorization:\n  Bearer ", ""),
+        ("Authorization: Bearer\n ", ""),
+    ] {
+        text.push_str(&format!("{before}{v}{after}\n"));
+        want.push_str(&format!("{before}[REDACTED:authorization]{after}\n"));
+    }
+    // Not credentials: templates, a constant in code, a signed request's scheme.
+    let kept = concat!(
+        "url = postgres://app:${DB_PASSWORD}@db/app\n",
+        "url = postgres://app:$DB_PASSWORD@db/app\n",
+        "url = postgres://app:{password}@db/app\n",
+        "    pub Authorization: WINBIO_PRESENCE_0,\n",
+        "Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/iam/aws4_request, SignedHeaders=host, Signature=5d672d79\n",
+    );
+    text.push_str(kept);
+    want.push_str(kept);
+    env.write("conf.txt", &text);
+    env.run("cat", &["conf.txt"]).ok(&want);
+    env.run("grep", &["Hunter2", "conf.txt"]).no_match();
+}
