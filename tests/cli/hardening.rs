@@ -288,3 +288,85 @@ fn url_passwords_and_authorization_values_of_every_shape_are_redacted() {
     env.run("cat", &["conf.txt"]).ok(&want);
     env.run("grep", &["Hunter2", "conf.txt"]).no_match();
 }
+
+#[test]
+fn text_in_utf16_or_utf32_is_decoded_before_any_tool_looks_at_it() {
+    let env = TestEnv::new();
+    let token = format!("gh{}", "p_Zq9XkW3mLp7RtY2vNb5cHd8sFg4jKa6eQw1u");
+    let text = format!("GITHUB_TOKEN={token}\r\nname = caf\u{e9} \u{1F600}\r\n");
+    let utf16: Vec<u16> = text.encode_utf16().collect();
+    let files: [(&str, Vec<u8>, &str); 4] = [
+        (
+            "le.txt",
+            [
+                &b"\xFF\xFE"[..],
+                &utf16
+                    .iter()
+                    .flat_map(|u| u.to_le_bytes())
+                    .collect::<Vec<_>>(),
+            ]
+            .concat(),
+            "UTF-16LE",
+        ),
+        (
+            "be.txt",
+            [
+                &b"\xFE\xFF"[..],
+                &utf16
+                    .iter()
+                    .flat_map(|u| u.to_be_bytes())
+                    .collect::<Vec<_>>(),
+            ]
+            .concat(),
+            "UTF-16BE",
+        ),
+        (
+            "le32.txt",
+            [
+                &b"\xFF\xFE\0\0"[..],
+                &text
+                    .chars()
+                    .flat_map(|c| (c as u32).to_le_bytes())
+                    .collect::<Vec<_>>(),
+            ]
+            .concat(),
+            "UTF-32LE",
+        ),
+        (
+            "be32.txt",
+            [
+                &b"\0\0\xFE\xFF"[..],
+                &text
+                    .chars()
+                    .flat_map(|c| (c as u32).to_be_bytes())
+                    .collect::<Vec<_>>(),
+            ]
+            .concat(),
+            "UTF-32BE",
+        ),
+    ];
+    let shown = "GITHUB_TOKEN=[REDACTED:github-token]\r\nname = caf\u{e9} \u{1F600}\r\n";
+    for (name, bytes, encoding) in files {
+        env.write(name, bytes);
+        let note =
+            format!("{name}: decoded from {encoding} (the file starts with its byte order mark)");
+        let a = env.run("cat", &[name]);
+        a.ok(shown);
+        assert!(a.notes.contains(&note), "{name}: {:?}", a.notes);
+        env.run("grep", &["caf\u{e9}", name])
+            .ok(&format!("{name}:2:name = caf\u{e9} \u{1F600}\r\n"));
+        env.run("grep", &["Zq9XkW", name]).no_match();
+        env.run("tail", &[name, "1"])
+            .ok("name = caf\u{e9} \u{1F600}\r\n");
+        env.run("head", &[name, "1"])
+            .ok("GITHUB_TOKEN=[REDACTED:github-token]\r\n");
+        env.run("wc", &[name]).ok(&format!(
+            "{{\"lines\": 2, \"words\": 5, \"bytes\": {}}}\n",
+            text.len()
+        ));
+    }
+    // Without a mark, NULs make a file binary, as before.
+    env.write("plain.bin", b"G\0I\0T\0\n\0");
+    env.run("grep", &["G", "plain.bin"])
+        .ok("plain.bin: binary file matches\n");
+}
