@@ -60,9 +60,17 @@ const INVALID_REQUEST: i64 = -32600;
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 const UNSUPPORTED_VERSION: i64 = -32022;
+/// A server error (JSON-RPC leaves -32000 to -32099 to the server): too many calls waiting.
+const BUSY: i64 = -32000;
 
-/// The longest message read; a longer line is answered `-32600` and skipped.
-const MAX_MESSAGE: usize = 16 << 20;
+/// Calls that may wait for a worker; one more is refused at once with [`BUSY`], so that what a
+/// client sends cannot grow the server's memory (docs/contract.md#mcp).
+pub const MAX_QUEUED: usize = 32;
+
+/// The longest message read; a longer line is answered `-32600` and skipped without being held.
+/// A call's arguments hold at most [`MAX_ARGUMENTS`]; 1 MiB leaves room for a long roots list
+/// and keeps the server's memory small whatever a line holds.
+const MAX_MESSAGE: usize = 1 << 20;
 
 /// The longest `arguments` object handed to a child (an argument of a program may hold 128 KiB
 /// on Linux; readbox's own paths and patterns are at most 4 KiB each).
@@ -632,6 +640,16 @@ impl Session {
         };
         if unasked {
             self.ask_roots();
+        }
+        if lock(&self.shared.queue).jobs.len() >= MAX_QUEUED {
+            return self.send(&error_response(
+                id,
+                BUSY,
+                &format!(
+                    "the server is busy: {MAX_QUEUED} calls are waiting; send this one again once one is answered"
+                ),
+                None,
+            ));
         }
         let key = id.to_string();
         let slot = Arc::new(Mutex::new(Slot::default()));

@@ -1085,3 +1085,59 @@ fn a_stateless_form_call_inside_a_session_keeps_the_sessions_roots() {
     assert_eq!(ok_text(&m.rpc("tools/call", call)), "y\n");
     m.close();
 }
+
+#[test]
+fn a_full_queue_answers_busy_at_once_and_the_servers_memory_stays_small() {
+    let mut env = TestEnv::new();
+    slow_file(&mut env);
+    env.var("READBOX_TIMEOUT", "60");
+    let mut m = Mcp::start(&env);
+    m.initialize("2025-06-18", false);
+    // More calls than the workers run and the queue holds, each with 60 KB of arguments that
+    // the child would refuse: they only ever wait.
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
+    let filler = "x".repeat(60_000);
+    let sent = 400;
+    let ids: Vec<Value> = (0..sent)
+        .map(|_| {
+            m.request(
+                "tools/call",
+                json!({"name": "grep", "arguments": {"pattern": filler, "path": "big.bin"}}),
+            )
+        })
+        .collect();
+    let busy = |m: &Value| m["error"]["code"] == -32000;
+    let mut refused = 0;
+    while m.next_where(WAIT, busy).is_some() {
+        refused += 1;
+        if refused == sent - 32 - workers {
+            break;
+        }
+    }
+    // Every call beyond the running ones and the 32 waiting is refused at once (a worker may
+    // not yet have taken its first call when the queue fills).
+    assert!(
+        (sent - 32 - workers..=sent - 32).contains(&refused),
+        "{refused} of {sent} refused"
+    );
+    let msg = m.seen.iter().find(|v| busy(v)).cloned();
+    assert!(msg.is_none_or(|v| {
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the server is busy: 32 calls are waiting")
+    }));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", m.child.id())).unwrap();
+    let peak_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
+        .unwrap();
+    assert!(
+        peak_kib < 32 * 1024,
+        "the server's peak memory: {peak_kib} KiB"
+    );
+    drop(ids);
+    let st = m.close_within(Duration::from_secs(10));
+    assert_eq!(st.code(), Some(0));
+}
