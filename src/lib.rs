@@ -153,6 +153,7 @@ impl Call {
 pub fn run(argv: Vec<OsString>) -> i32 {
     let start = Instant::now();
     install_panic_hook();
+    limits::on_out_of_memory(answer_out_of_memory);
     let invocation = dispatch::dispatch(&argv);
     // Before the policy is loaded, only the environment can choose the text format.
     let early = std::env::var("READBOX_FORMAT")
@@ -504,6 +505,28 @@ fn install_panic_hook() {
         let current = CURRENT.try_lock().ok().and_then(|c| c.clone());
         std::process::exit(answer_panic(current.as_deref()));
     }));
+}
+
+/// Ends the process when an allocation failed (see [`limits::Allocator`]): the call in progress
+/// answers `io: out of memory` with the output so far, as the panic hook answers, and the
+/// process exits 2. `readbox mcp`, whose standard output is no envelope, says so on standard
+/// error.
+fn answer_out_of_memory() -> ! {
+    if mcp::SERVING.load(Ordering::SeqCst) {
+        envelope::write_stderr_line("readbox mcp: out of memory\n");
+        std::process::exit(EXIT_ERROR);
+    }
+    let current = CURRENT.try_lock().ok().and_then(|c| c.clone());
+    let e = Error::Io("out of memory".into());
+    match current.as_deref() {
+        Some(call) => {
+            call.answer(Some(e), EXIT_ERROR, Some(LOCK_GRACE));
+        }
+        None => {
+            answer_now(Format::Json, "readbox", "", Some(e), EXIT_ERROR);
+        }
+    }
+    std::process::exit(EXIT_ERROR)
 }
 
 /// The panic hook's answer for `call` (`None` before the call exists), waiting at most

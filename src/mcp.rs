@@ -79,9 +79,14 @@ const MAX_ARGUMENTS: usize = 64 << 10;
 /// The key of the roots request in an `input_required` result (stateless form).
 const ROOTS_INPUT: &str = "roots";
 
+/// Set while this process serves MCP: its standard output carries protocol messages, never an
+/// envelope.
+pub static SERVING: AtomicBool = AtomicBool::new(false);
+
 /// Runs the server until standard input closes; returns the exit status (0, or 2 when it could
 /// not start: bad words, a `config:` error, an audit log that cannot be opened).
 pub fn serve(words: &[OsString]) -> i32 {
+    SERVING.store(true, Ordering::SeqCst);
     std::panic::set_hook(Box::new(|info| {
         if cfg!(debug_assertions) {
             eprintln!("readbox mcp: internal error: {info}");

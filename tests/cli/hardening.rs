@@ -370,3 +370,27 @@ fn text_in_utf16_or_utf32_is_decoded_before_any_tool_looks_at_it() {
     env.run("grep", &["G", "plain.bin"])
         .ok("plain.bin: binary file matches\n");
 }
+
+#[test]
+fn running_out_of_memory_answers_io_out_of_memory_and_never_aborts() {
+    let mut env = TestEnv::new();
+    let Some(setup) = crate::kernel::large_allocations_fail(3 << 20) else {
+        eprintln!("skipped: no seccomp filter for this architecture");
+        return;
+    };
+    // diff holds its two inputs: past 3 MiB, an allocation fails.
+    let a: String = (0..1900).map(|i| format!("{i} {}\n", "x".repeat(2000))).collect();
+    env.write("a.txt", &a);
+    env.write("b.txt", a.replace("7 x", "seven x"));
+    env.var("READBOX_MAX_READ_BYTES", "100000000");
+    env.var("RUST_BACKTRACE", "1");
+    env.child_setup(setup);
+    let r = env.run("diff", &["a.txt", "b.txt"]);
+    assert_eq!(r.error.as_deref(), Some("io: out of memory"), "{r:?}");
+    assert_eq!(r.status, 2);
+    assert_eq!(
+        String::from_utf8_lossy(&r.stderr),
+        "",
+        "nothing on standard error"
+    );
+}
