@@ -296,6 +296,10 @@ struct Block {
     /// key) as often as the first of a key's lines written as literals. Until a line decides
     /// ([`key_line`]), the block hides nothing; a line of code ends it.
     tentative: bool,
+    /// Opened by a look-back that began inside a line that may have been a BEGIN line
+    /// ([`Redactor::skip_window`]): it hides at once, as a block does, but a line of code (as
+    /// [`key_line`] judges it) ends it, since its BEGIN line was only a guess.
+    guessed: bool,
 }
 
 impl Block {
@@ -303,7 +307,7 @@ impl Block {
     /// code that ends a tentative block (`Some(false)`), as [`key_line`] judges it; every line of
     /// a block that is not tentative is key material.
     fn judge(&self, line: &[u8]) -> Option<bool> {
-        if self.tentative {
+        if self.tentative || self.guessed {
             key_line(line)
         } else {
             Some(true)
@@ -320,6 +324,15 @@ impl Block {
         Block {
             shown: false,
             tentative,
+            guessed: false,
+        }
+    }
+
+    /// A block whose BEGIN line is only guessed ([`Block::guessed`]).
+    fn guessed() -> Block {
+        Block {
+            guessed: true,
+            ..Block::opened(false)
         }
     }
 }
@@ -559,8 +572,9 @@ impl Redactor {
         if inside_line {
             let end = memchr::memchr(b'\n', before).map_or(before.len(), |i| i + 1);
             let (body, _) = split_terminator(&before[..end]);
-            // Whether a quote followed the marker is not known: the block hides at once.
-            self.block = may_end_opener(body).then_some(Block::opened(false));
+            // Whether a quote followed the marker is not known: the block hides at once, and
+            // ends at a line of code.
+            self.block = may_end_opener(body).then_some(Block::guessed());
             rest = &before[end..];
         }
         self.skip(rest);
@@ -720,14 +734,15 @@ impl Redactor {
 
 /// Whether `before`, the bytes a reader skipped over before its window ([`Redactor::skip_window`]),
 /// may lie wholly inside a private-key block that opened further back: it holds no marker and
-/// no line of code, only lines that could be key material (base64, a key's headers, blank lines,
-/// a line too long to judge). Then the reader must look further back ([`opened_before`]).
+/// no line of code, only lines that could be key material (base64, a key's headers, blank
+/// lines), each shorter than [`MAX_LINE`] as a key's lines are (a longer one, as a file of
+/// zeros, is no block of lines). Then the reader must look further back ([`opened_before`]).
 pub fn may_lie_in_block(before: &[u8]) -> bool {
     find_begin(before).is_none()
         && find_end(before).is_none()
         && before
             .split_inclusive(|&b| b == b'\n')
-            .all(|line| key_line(line) != Some(false))
+            .all(|line| line.len() < MAX_LINE && key_line(line) != Some(false))
 }
 
 /// Looking back through `lines` (whole lines, read backwards from a reader's window in pieces),
@@ -740,7 +755,12 @@ pub fn opened_before(lines: &[u8]) -> Option<bool> {
         if opens_block(body) {
             return Some(true);
         }
-        if find_begin(body).is_some() || find_end(body).is_some() || key_line(line) == Some(false) {
+        // A key's lines are short: a line this long is no part of a block of lines.
+        if find_begin(body).is_some()
+            || find_end(body).is_some()
+            || line.len() >= MAX_LINE
+            || key_line(line) == Some(false)
+        {
             return Some(false);
         }
     }

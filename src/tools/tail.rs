@@ -227,10 +227,11 @@ fn block_opened_before(
             return Ok(open);
         }
         piece.truncate(cut);
-        // A line's start is all that is left to judge of it; its end decides whether it opens
-        // a block, and a line this long is key material.
-        if piece.len() > redact::MAX_LINE {
-            piece.drain(..piece.len() - redact::MAX_LINE);
+        // A line this long is no line of a key: only its end, a BEGIN marker, can still open a
+        // block.
+        if piece.len() >= redact::MAX_LINE {
+            let end = &piece[piece.len() - (redact::MAX_LINE - 1)..];
+            return Ok(redact::opened_before(end) == Some(true));
         }
         carry = piece;
     }
