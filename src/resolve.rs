@@ -46,6 +46,7 @@ use rustix::io::Errno;
 
 use crate::error::{Error, Result, scarce, shown};
 
+mod aliases;
 mod bracket;
 mod excludes;
 mod stdin;
@@ -139,6 +140,9 @@ struct Root {
     /// The root's mount id, where statx reports it: without openat2, it is how a bind mount of
     /// the same filesystem (same device) is told apart.
     mnt_id: Option<u64>,
+    /// Whether the root's filesystem may resolve a name to an entry of another name
+    /// (`resolve/aliases.rs`).
+    aliasing: bool,
     /// The root's path below the locked root it was narrowed from (empty otherwise): excludes
     /// are matched on paths relative to the locked root, so narrowing cannot re-anchor them.
     anchor: PathBuf,
@@ -311,6 +315,7 @@ impl Gate {
                 mnt_id: mount_id(&fd),
                 anchor,
                 pseudo: on_pseudo_fs(&fd),
+                aliasing: aliases::may_alias(fd.as_fd()),
                 fd: Arc::new(fd),
                 stat,
             });
@@ -387,6 +392,17 @@ impl Gate {
             }
         }
         Ok((fd, stat))
+    }
+
+    /// Whether the filesystem of the directory `dir` beneath root `root` may resolve a name to
+    /// an entry of another name (the root's answer is reused on its device).
+    fn may_alias(&self, root: usize, dir: &Step) -> bool {
+        let r = &self.roots[root];
+        if dir.stat.st_dev == r.stat.st_dev {
+            r.aliasing
+        } else {
+            aliases::may_alias(dir.fd.as_fd())
+        }
     }
 
     /// Whether `node` lies on a pseudo filesystem (the root's answer is reused on its device).
@@ -568,6 +584,15 @@ impl Gate {
                         }
                     };
                     if self.hidden.has_id(&stat) {
+                        return Err(Error::Denied(shown_arg.into()));
+                    }
+                    // A name the filesystem resolved to an excluded entry of another name.
+                    let dir_rel = rel_of(stack);
+                    if self.may_alias(root, top)
+                        && aliases::aliases_excluded(top.fd.as_fd(), &c, &stat, |name| {
+                            self.excluded(root, name, &dir_rel.join(name))
+                        })
+                    {
                         return Err(Error::Denied(shown_arg.into()));
                     }
                     if Kind::of(&stat) == Kind::Symlink {
