@@ -188,7 +188,19 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Invocation::Meta(Meta::Mcp, words) => return mcp::serve(&words),
         Invocation::Meta(m, words) => ("readbox".to_string(), None, Some(m), words),
     };
-    let policy = match Policy::load() {
+    // The deadline holds from the first read: a config file on a filesystem whose reads block
+    // still gets an answer (docs/contract.md#limits).
+    let loading = {
+        let label = label.clone();
+        Deadline::new(start, limits::early_seconds()).watch_start(move |e| {
+            let status = answer_now(early, &label, "", Some(e), EXIT_ERROR);
+            envelope::release_stdio();
+            std::process::exit(status);
+        })
+    };
+    let loaded = Policy::load();
+    loading.end();
+    let policy = match loaded {
         Ok(p) => p,
         Err(e) => return answer_now(early, &label, "", Some(e), EXIT_ERROR),
     };
@@ -287,6 +299,7 @@ fn watch(call: &Arc<Call>, start: Instant, seconds: f64) -> Watch {
     let watched = call.clone();
     Deadline::new(start, seconds).watch(move |err| {
         if let Some(status) = watched.answer(Some(err), EXIT_ERROR, Some(LOCK_GRACE)) {
+            envelope::release_stdio();
             std::process::exit(status);
         }
     })

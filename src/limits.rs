@@ -198,6 +198,66 @@ impl Deadline {
     }
 }
 
+/// The deadline of what runs before the policy is known (reading the config files): the
+/// timeout that `READBOX_TIMEOUT` sets, if it is a valid one below the default, else the default
+/// (10 s). A config file may set a longer timeout, but reading it never takes that long
+/// (docs/contract.md#limits).
+pub fn early_seconds() -> f64 {
+    const DEFAULT: f64 = 10.0;
+    std::env::var("READBOX_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .map_or(DEFAULT, |t| t.min(DEFAULT))
+}
+
+impl Deadline {
+    /// Watches the start of a process (see [`early_seconds`]) on a thread that ends as soon as
+    /// [`Early::end`] is called, so that no thread is left when Landlock restricts the process
+    /// (threads that already run keep their rights). At the deadline `on_timeout` runs there (it
+    /// answers and ends the process).
+    pub fn watch_start(self, on_timeout: impl FnOnce(Error) + Send + 'static) -> Early {
+        let done = Arc::new(AtomicBool::new(false));
+        let watched = done.clone();
+        let thread = std::thread::Builder::new()
+            .name("readbox-start-watchdog".into())
+            .spawn(move || {
+                loop {
+                    if watched.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    let now = Instant::now();
+                    if now >= self.at {
+                        break;
+                    }
+                    std::thread::park_timeout(self.at - now);
+                }
+                on_timeout(self.error());
+            })
+            .ok();
+        Early { done, thread }
+    }
+}
+
+/// The watchdog of a process's start ([`Deadline::watch_start`]).
+#[derive(Debug)]
+pub struct Early {
+    done: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Early {
+    /// The start is over: the watchdog's thread ends, and is gone when this returns (unless it
+    /// is answering the timeout, and then the process ends with it).
+    pub fn end(self) {
+        self.done.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
+}
+
 /// A running watchdog ([`Deadline::watch`]).
 #[derive(Debug)]
 pub struct Watch {

@@ -127,7 +127,15 @@ fn start(words: &[OsString]) -> Result<Session, Error> {
         ));
     }
     let start = std::time::Instant::now();
-    let policy = Policy::load()?;
+    // A config file whose read blocks must not hold the server's start forever.
+    let loading =
+        crate::limits::Deadline::new(start, crate::limits::early_seconds()).watch_start(|e| {
+            eprintln!("readbox mcp: {e}");
+            std::process::exit(crate::error::EXIT_ERROR);
+        });
+    let loaded = Policy::load();
+    loading.end();
+    let policy = loaded?;
     let gate = policy.open_gate()?;
     // Opened (and made) here so that Landlock can leave exactly this file writable for the
     // children, and so that a log that cannot be written stops the server at once.
