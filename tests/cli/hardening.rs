@@ -379,7 +379,9 @@ fn running_out_of_memory_answers_io_out_of_memory_and_never_aborts() {
         return;
     };
     // diff holds its two inputs: past 3 MiB, an allocation fails.
-    let a: String = (0..1900).map(|i| format!("{i} {}\n", "x".repeat(2000))).collect();
+    let a: String = (0..1900)
+        .map(|i| format!("{i} {}\n", "x".repeat(2000)))
+        .collect();
     env.write("a.txt", &a);
     env.write("b.txt", a.replace("7 x", "seven x"));
     env.var("READBOX_MAX_READ_BYTES", "100000000");
@@ -393,4 +395,100 @@ fn running_out_of_memory_answers_io_out_of_memory_and_never_aborts() {
         "",
         "nothing on standard error"
     );
+}
+
+/// Fills `src` with the excluded files and a plain one, and mounts it at the sandbox's root
+/// through [`AliasFs`]; `None` (the test is skipped) where FUSE is not available.
+pub(crate) fn alias_root(env: &TestEnv) -> Option<crate::fuse::AliasFs> {
+    let src = env.base().join("src");
+    std::fs::create_dir_all(src.join(".ssh")).unwrap();
+    std::fs::write(src.join(".env"), "CANARY-SECRET-env\n").unwrap();
+    std::fs::write(src.join("server.pem"), "CANARY-SECRET-pem\n").unwrap();
+    std::fs::write(src.join(".ssh/id_rsa"), "CANARY-SECRET-ssh\n").unwrap();
+    std::fs::write(src.join("a.txt"), "hello\n").unwrap();
+    std::fs::write(src.join("slow.txt"), "never read\n").unwrap();
+    crate::fuse::AliasFs::mount(&src, &env.root())
+}
+
+#[test]
+fn excludes_hold_where_the_filesystem_drops_trailing_dots_and_spaces_and_folds_case() {
+    // On any filesystem, a name with trailing dots or spaces is matched as Windows reads it.
+    let env = TestEnv::new();
+    env.secret(".env");
+    env.secret("server.pem");
+    env.secret(".ssh/id_rsa");
+    for p in [
+        ".env ",
+        ".env.",
+        ".ENV. .",
+        "server.pem.",
+        ".ssh./id_rsa",
+        ".ssh /id_rsa",
+    ] {
+        env.run("cat", &[p]).denied(p);
+    }
+    drop(env);
+    // On a filesystem that resolves those names (and short names) to the excluded files.
+    let env = TestEnv::new();
+    let Some(_fs) = alias_root(&env) else { return };
+    env.run("cat", &["a.txt"]).ok("hello\n");
+    env.run("cat", &["A.TXT."]).ok("hello\n");
+    for p in [
+        ".env ",
+        ".ENV",
+        ".Env.",
+        "SERVER.PEM.",
+        ".ssh./id_rsa",
+        ".SSH/id_rsa",
+        "SSH~1/id_rsa",
+        "SERVER~1.PEM",
+    ] {
+        env.run("cat", &[p]).denied(p);
+        env.run("stat", &[p]).denied(p);
+    }
+    env.run("ls", &["SSH~1"]).denied("SSH~1");
+    env.run("grep", &["CANARY", "SSH~1"]).denied("SSH~1");
+    // Every file but the one whose reads block.
+    env.run("grep", &["CANARY", ".", "true", "false", "[!s]*"])
+        .no_match();
+    env.run("ls", &["."]).ok("a.txt\nslow.txt\n");
+}
+
+#[test]
+fn the_deadline_holds_from_the_first_read_of_a_config_file_to_a_read_that_blocks() {
+    let mut env = TestEnv::new();
+    let Some(_fs) = alias_root(&env) else { return };
+    env.var("READBOX_TIMEOUT", "1");
+    // The answer must come by the deadline, and standard output end with it, even while a
+    // thread of the process waits in the kernel for a read the file system has taken.
+    let timed = |words: &[&str], env: &TestEnv| {
+        use std::io::Read;
+        let mut c = env.readbox_command();
+        c.args(words)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let mut child = c.spawn().unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let _ = stdout.read_to_end(&mut out);
+            let _ = tx.send(out);
+        });
+        // The file blocks for an hour: an end of output within a minute is the deadline's.
+        let out = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("{words:?}: no end of output by the deadline"));
+        let _ = child.kill();
+        let v: serde_json::Value = serde_json::from_slice(&out)
+            .unwrap_or_else(|e| panic!("{words:?}: no envelope ({e}): {out:?}"));
+        (v, child)
+    };
+    let (v, _slow) = timed(&["cat", "slow.txt"], &env);
+    assert_eq!(v["error"], "timeout: the call took longer than 1 s");
+    // A config file whose read blocks: the deadline started before it was read.
+    env.var("READBOX_CONFIG", &s(&env.p("slow.txt")));
+    let (v, _config) = timed(&["cat", "a.txt"], &env);
+    assert_eq!(v["error"], "timeout: the call took longer than 1 s");
+    // The children end when the file system goes (before the sandbox does).
 }

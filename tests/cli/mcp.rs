@@ -1141,3 +1141,35 @@ fn a_full_queue_answers_busy_at_once_and_the_servers_memory_stays_small() {
     let st = m.close_within(Duration::from_secs(10));
     assert_eq!(st.code(), Some(0));
 }
+
+#[test]
+fn calls_whose_children_cannot_exit_are_answered_and_free_their_slots() {
+    // Children blocked in reads that a FUSE file system has taken cannot exit until it answers;
+    // each call still answers by its timeout, and the next call gets a worker.
+    let mut env = TestEnv::new();
+    let Some(_fs) = crate::hardening::alias_root(&env) else {
+        return;
+    };
+    env.var("READBOX_TIMEOUT", "1");
+    let mut m = Mcp::start(&env);
+    m.initialize("2025-06-18", false);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
+    let slow: Vec<Value> = (0..workers)
+        .map(|_| {
+            m.request(
+                "tools/call",
+                json!({"name": "cat", "arguments": {"path": "slow.txt"}}),
+            )
+        })
+        .collect();
+    let quick = m.request(
+        "tools/call",
+        json!({"name": "cat", "arguments": {"path": "a.txt"}}),
+    );
+    for id in &slow {
+        let r = m.response(id)["result"].clone();
+        error_text(&r, "timeout");
+    }
+    assert_eq!(ok_text(&m.response(&quick)["result"]), "hello\n");
+    m.close_within(Duration::from_secs(10));
+}
