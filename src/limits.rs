@@ -290,66 +290,6 @@ pub fn format_seconds(s: f64) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn read_budget_allows_exact_fit_and_refuses_more() {
-        let b = Budget::new(10, 0);
-        assert!(b.charge_read(6).is_ok());
-        assert!(b.charge_read(5).is_err());
-        assert_eq!(b.read_left(), 4);
-        assert!(b.charge_read(4).is_ok());
-        assert_eq!(b.read_left(), 0);
-    }
-
-    #[test]
-    fn concurrent_charges_never_pass_the_budget_and_lose_none() {
-        // 8 threads charge 3 bytes at a time, 1.6 million times in all, into a budget of 3
-        // million bytes: exactly 1 million charges succeed, whatever the interleaving. A charge
-        // lost between a load and a store lets more succeed than the budget holds.
-        let b = Budget::new(3_000_000, 0);
-        let granted = std::sync::atomic::AtomicU64::new(0);
-        std::thread::scope(|s| {
-            for _ in 0..8 {
-                s.spawn(|| {
-                    for _ in 0..200_000 {
-                        if b.charge_read(3).is_ok() {
-                            granted.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                });
-            }
-        });
-        assert_eq!(granted.load(Ordering::Relaxed), 1_000_000);
-        assert_eq!(b.read_left(), 0);
-        assert!(b.charge_read(1).is_err());
-    }
-
-    #[test]
-    fn a_charge_that_overflows_is_refused() {
-        let b = Budget::new(u64::MAX, 0);
-        assert!(b.charge_read(u64::MAX - 1).is_ok());
-        assert!(b.charge_read(2).is_err());
-        assert_eq!(b.read_left(), 1);
-    }
-
-    #[test]
-    fn entry_budget_allows_exactly_max() {
-        let b = Budget::new(0, 2);
-        assert!(b.charge_entry().is_ok());
-        assert!(b.charge_entry().is_ok());
-        assert!(matches!(b.charge_entry(), Err(Error::Limit(_))));
-    }
-
-    #[test]
-    fn seconds_are_written_plainly() {
-        assert_eq!(format_seconds(10.0), "10");
-        assert_eq!(format_seconds(0.5), "0.5");
-    }
-}
-
 /// The allocator of the readbox binary: the system's, except that running out of memory ends
 /// the call with an answer (`io: out of memory`, exit 2) instead of the standard library's abort,
 /// which prints to standard error and dies by SIGABRT (docs/contract.md#limits). The answer is
@@ -432,5 +372,65 @@ unsafe impl std::alloc::GlobalAlloc for Allocator {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
         // SAFETY: the caller keeps `dealloc`'s contract.
         unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_budget_allows_exact_fit_and_refuses_more() {
+        let b = Budget::new(10, 0);
+        assert!(b.charge_read(6).is_ok());
+        assert!(b.charge_read(5).is_err());
+        assert_eq!(b.read_left(), 4);
+        assert!(b.charge_read(4).is_ok());
+        assert_eq!(b.read_left(), 0);
+    }
+
+    #[test]
+    fn concurrent_charges_never_pass_the_budget_and_lose_none() {
+        // 8 threads charge 3 bytes at a time, 1.6 million times in all, into a budget of 3
+        // million bytes: exactly 1 million charges succeed, whatever the interleaving. A charge
+        // lost between a load and a store lets more succeed than the budget holds.
+        let b = Budget::new(3_000_000, 0);
+        let granted = std::sync::atomic::AtomicU64::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    for _ in 0..200_000 {
+                        if b.charge_read(3).is_ok() {
+                            granted.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(granted.load(Ordering::Relaxed), 1_000_000);
+        assert_eq!(b.read_left(), 0);
+        assert!(b.charge_read(1).is_err());
+    }
+
+    #[test]
+    fn a_charge_that_overflows_is_refused() {
+        let b = Budget::new(u64::MAX, 0);
+        assert!(b.charge_read(u64::MAX - 1).is_ok());
+        assert!(b.charge_read(2).is_err());
+        assert_eq!(b.read_left(), 1);
+    }
+
+    #[test]
+    fn entry_budget_allows_exactly_max() {
+        let b = Budget::new(0, 2);
+        assert!(b.charge_entry().is_ok());
+        assert!(b.charge_entry().is_ok());
+        assert!(matches!(b.charge_entry(), Err(Error::Limit(_))));
+    }
+
+    #[test]
+    fn seconds_are_written_plainly() {
+        assert_eq!(format_seconds(10.0), "10");
+        assert_eq!(format_seconds(0.5), "0.5");
     }
 }
