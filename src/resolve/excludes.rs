@@ -75,16 +75,19 @@ impl Excludes {
             return true;
         }
         let trimmed = trim_name(name.as_bytes());
-        if trimmed.len() == name.len()
-            && !rel.iter().any(|c| trim_name(c.as_bytes()).len() < c.len())
-        {
+        if trimmed.len() < name.len() && matched(&self.names, trimmed) {
+            return true;
+        }
+        // Path patterns only: each component of `rel` trimmed (callers test every ancestor, so
+        // the names alone cost one look at each).
+        if self.paths.is_empty() || !rel.iter().any(|c| trim_name(c.as_bytes()).len() < c.len()) {
             return false;
         }
         let rel: PathBuf = rel
             .iter()
             .map(|c| OsStr::from_bytes(trim_name(c.as_bytes())))
             .collect();
-        matched(&self.names, trimmed) || matched(&self.paths, rel.as_os_str().as_bytes())
+        matched(&self.paths, rel.as_os_str().as_bytes())
     }
 
     /// Whether a name-only pattern (one without `/`) excludes `name`.
