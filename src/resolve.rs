@@ -1132,6 +1132,17 @@ mod tests {
     }
 
     #[test]
+    fn excludes_match_names_without_their_trailing_dots_and_spaces() {
+        let e = ex(&[".env", "*.pem", "docs/private"]);
+        for name in [".env ", ".env.", ".ENV. .", "server.pem.", "server.pem  "] {
+            assert!(e.matches(OsStr::new(name), Path::new(name)), "{name:?}");
+        }
+        assert!(e.matches_any_prefix(Path::new("docs./private /x")));
+        assert!(!e.matches(OsStr::new(".envy."), Path::new(".envy.")));
+        assert!(!e.matches(OsStr::new("..."), Path::new("...")));
+    }
+
+    #[test]
     fn star_does_not_cross_slash() {
         let e = ex(&["src/*.py"]);
         assert!(e.matches_any_prefix(Path::new("src/a.py")));
