@@ -764,9 +764,110 @@ impl<'de> serde::Deserialize<'de> for Fields {
     }
 }
 
+/// A key that a JSON document names twice in one object, and how deep that object lies (0: the
+/// document itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicateKey {
+    pub key: String,
+    pub depth: usize,
+}
+
+/// The first key that `text` names twice in one object, at any depth, if any. serde_json keeps
+/// the last of repeated keys silently, so a reader that checks the first and a reader that acts
+/// on the last disagree; readbox refuses such a document instead (docs/contract.md#arguments).
+/// Text that is not JSON gives `None`: its parser says why.
+pub fn duplicate_key(text: &[u8]) -> Option<DuplicateKey> {
+    use serde::de::DeserializeSeed;
+    let found = std::cell::RefCell::new(None);
+    let mut de = serde_json::Deserializer::from_slice(text);
+    let _ = Unique {
+        depth: 0,
+        found: &found,
+    }
+    .deserialize(&mut de);
+    found.into_inner()
+}
+
+/// One JSON value walked by [`duplicate_key`]; a repeated key is recorded in `found` and stops
+/// the walk.
+#[derive(Clone, Copy)]
+struct Unique<'a> {
+    depth: usize,
+    found: &'a std::cell::RefCell<Option<DuplicateKey>>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Unique<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Unique<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<(), A::Error> {
+        let inner = Unique {
+            depth: self.depth + 1,
+            ..self
+        };
+        while seq.next_element_seed(inner)?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<(), A::Error> {
+        let inner = Unique {
+            depth: self.depth + 1,
+            ..self
+        };
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if seen.contains(&key) {
+                *self.found.borrow_mut() = Some(DuplicateKey {
+                    key,
+                    depth: self.depth,
+                });
+                return Err(serde::de::Error::custom("a key is given twice"));
+            }
+            map.next_value_seed(inner)?;
+            seen.insert(key);
+        }
+        Ok(())
+    }
+}
+
 /// Reads `call`'s JSON text as an object of fields.
 fn fields_of(text: &[u8]) -> std::result::Result<serde_json::Map<String, Json>, String> {
     use serde_json::error::Category;
+    // Within a value too: the object is handed on whole.
+    if let Some(DuplicateKey { key, .. }) = duplicate_key(text) {
+        return Err(Refusal::Duplicate(key).to_string());
+    }
     match serde_json::from_slice::<Fields>(text) {
         Ok(Fields(fields)) => Ok(fields),
         // The visitor's own refusals and a document that is not an object.

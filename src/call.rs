@@ -92,9 +92,15 @@ impl Ctx<'_> {
         let shown = crate::error::shown(arg);
         let node = self.gate.resolve(arg)?;
         let file = self.gate.open_read(&node, &shown)?;
+        let size = u64::try_from(node.stat().st_size).unwrap_or(0);
+        // Text in UTF-16 or UTF-32 reaches the tool as UTF-8 (docs/contract.md#tools).
+        let (file, size, encoding) = crate::read::text_of(file, size, &shown)?;
+        if let Some(e) = encoding {
+            self.out.note(crate::read::decoded_note(&shown, e));
+        }
         Ok(Input {
             file,
-            size: Some(u64::try_from(node.stat().st_size).unwrap_or(0)),
+            size,
             offset: 0,
             stdin: false,
         })

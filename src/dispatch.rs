@@ -31,6 +31,22 @@ pub enum Meta {
     Mcp,
 }
 
+impl Meta {
+    /// The command's name, as the audit log records it (`help` for `--help` too).
+    pub fn name(self) -> &'static str {
+        match self {
+            Meta::Help => "help",
+            Meta::Version => "version",
+            Meta::List => "list",
+            Meta::Policy => "policy",
+            Meta::Schema => "schema",
+            Meta::Call => "call",
+            Meta::Install => "install",
+            Meta::Mcp => "mcp",
+        }
+    }
+}
+
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Invocation {

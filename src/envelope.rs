@@ -952,6 +952,18 @@ impl Output {
     }
 }
 
+/// Lets go of standard output and error once the answer is written: both become a pipe that
+/// nothing reads, so a reader of the answer sees its end at once, even while the process cannot
+/// exit yet (a thread blocked in the kernel, in a read that a FUSE daemon has taken, holds the
+/// exit until the read returns; docs/security.md#budgets-and-the-watchdog).
+pub fn release_stdio() {
+    if let Ok((read, write)) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC) {
+        drop(read);
+        let _ = rustix::stdio::dup2_stdout(&write);
+        let _ = rustix::stdio::dup2_stderr(&write);
+    }
+}
+
 /// Writes `line` to stderr as it is: `readbox sh`'s `sh: exit N` after a session's line in the
 /// text format.
 pub fn write_stderr_line(line: &str) {

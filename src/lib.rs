@@ -153,6 +153,7 @@ impl Call {
 pub fn run(argv: Vec<OsString>) -> i32 {
     let start = Instant::now();
     install_panic_hook();
+    limits::on_out_of_memory(answer_out_of_memory);
     let invocation = dispatch::dispatch(&argv);
     // Before the policy is loaded, only the environment can choose the text format.
     let early = std::env::var("READBOX_FORMAT")
@@ -187,7 +188,19 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Invocation::Meta(Meta::Mcp, words) => return mcp::serve(&words),
         Invocation::Meta(m, words) => ("readbox".to_string(), None, Some(m), words),
     };
-    let policy = match Policy::load() {
+    // The deadline holds from the first read: a config file on a filesystem whose reads block
+    // still gets an answer (docs/contract.md#limits).
+    let loading = {
+        let label = label.clone();
+        Deadline::new(start, limits::early_seconds()).watch_start(move |e| {
+            let status = answer_now(early, &label, "", Some(e), EXIT_ERROR);
+            envelope::release_stdio();
+            std::process::exit(status);
+        })
+    };
+    let loaded = Policy::load();
+    loading.end();
+    let policy = match loaded {
         Ok(p) => p,
         Err(e) => return answer_now(early, &label, "", Some(e), EXIT_ERROR),
     };
@@ -213,13 +226,11 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         },
         None => None,
     };
-    let record_tool = match meta {
-        Some(Meta::Call) => "call",
-        _ => &label,
-    };
+    // A meta command is recorded by its own name, never as `readbox` (docs/contract.md#audit-log).
+    let record_tool = meta.map_or_else(|| label.clone(), |m| m.name().to_string());
     // `readbox sh` alone is a session: one call per command line read from standard input.
     let session = shell && words.is_empty();
-    let record = audit::Record::new(record_tool, &words, &policy.workdir, start);
+    let record = audit::Record::new(&record_tool, &words, &policy.workdir, start);
     // The first line goes to the log before any output; a call that cannot log does not run.
     if !session
         && let Some(log) = &audit
@@ -288,6 +299,7 @@ fn watch(call: &Arc<Call>, start: Instant, seconds: f64) -> Watch {
     let watched = call.clone();
     Deadline::new(start, seconds).watch(move |err| {
         if let Some(status) = watched.answer(Some(err), EXIT_ERROR, Some(LOCK_GRACE)) {
+            envelope::release_stdio();
             std::process::exit(status);
         }
     })
@@ -541,6 +553,28 @@ fn install_panic_hook() {
         let current = CURRENT.try_lock().ok().and_then(|c| c.clone());
         std::process::exit(answer_panic(current.as_deref()));
     }));
+}
+
+/// Ends the process when an allocation failed (see [`limits::Allocator`]): the call in progress
+/// answers `io: out of memory` with the output so far, as the panic hook answers, and the
+/// process exits 2. `readbox mcp`, whose standard output is no envelope, says so on standard
+/// error.
+fn answer_out_of_memory() -> ! {
+    if mcp::SERVING.load(Ordering::SeqCst) {
+        envelope::write_stderr_line("readbox mcp: out of memory\n");
+        std::process::exit(EXIT_ERROR);
+    }
+    let current = CURRENT.try_lock().ok().and_then(|c| c.clone());
+    let e = Error::Io("out of memory".into());
+    match current.as_deref() {
+        Some(call) => {
+            call.answer(Some(e), EXIT_ERROR, Some(LOCK_GRACE));
+        }
+        None => {
+            answer_now(Format::Json, "readbox", "", Some(e), EXIT_ERROR);
+        }
+    }
+    std::process::exit(EXIT_ERROR)
 }
 
 /// The panic hook's answer for `call` (`None` before the call exists), waiting at most

@@ -198,6 +198,66 @@ impl Deadline {
     }
 }
 
+/// The deadline of what runs before the policy is known (reading the config files): the
+/// timeout that `READBOX_TIMEOUT` sets, if it is a valid one below the default, else the default
+/// (10 s). A config file may set a longer timeout, but reading it never takes that long
+/// (docs/contract.md#limits).
+pub fn early_seconds() -> f64 {
+    const DEFAULT: f64 = 10.0;
+    std::env::var("READBOX_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .map_or(DEFAULT, |t| t.min(DEFAULT))
+}
+
+impl Deadline {
+    /// Watches the start of a process (see [`early_seconds`]) on a thread that ends as soon as
+    /// [`Early::end`] is called, so that no thread is left when Landlock restricts the process
+    /// (threads that already run keep their rights). At the deadline `on_timeout` runs there (it
+    /// answers and ends the process).
+    pub fn watch_start(self, on_timeout: impl FnOnce(Error) + Send + 'static) -> Early {
+        let done = Arc::new(AtomicBool::new(false));
+        let watched = done.clone();
+        let thread = std::thread::Builder::new()
+            .name("readbox-start-watchdog".into())
+            .spawn(move || {
+                loop {
+                    if watched.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    let now = Instant::now();
+                    if now >= self.at {
+                        break;
+                    }
+                    std::thread::park_timeout(self.at - now);
+                }
+                on_timeout(self.error());
+            })
+            .ok();
+        Early { done, thread }
+    }
+}
+
+/// The watchdog of a process's start ([`Deadline::watch_start`]).
+#[derive(Debug)]
+pub struct Early {
+    done: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Early {
+    /// The start is over: the watchdog's thread ends, and is gone when this returns (unless it
+    /// is answering the timeout, and then the process ends with it).
+    pub fn end(self) {
+        self.done.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
+}
+
 /// A running watchdog ([`Deadline::watch`]).
 #[derive(Debug)]
 pub struct Watch {
@@ -227,6 +287,91 @@ pub fn format_seconds(s: f64) -> String {
         format!("{}", s as u64)
     } else {
         format!("{s}")
+    }
+}
+
+/// The allocator of the readbox binary: the system's, except that running out of memory ends
+/// the call with an answer (`io: out of memory`, exit 2) instead of the standard library's abort,
+/// which prints to standard error and dies by SIGABRT (docs/contract.md#limits). The answer is
+/// given by the function that [`on_out_of_memory`] registered, once a reserve set aside at start
+/// was given back, so that it can allocate what it needs.
+pub struct Allocator;
+
+/// What answers when an allocation fails (the envelope, or the MCP server's last word).
+static ON_OUT_OF_MEMORY: std::sync::OnceLock<fn() -> !> = std::sync::OnceLock::new();
+
+/// Memory set aside at start, given back when an allocation fails.
+static RESERVE: std::sync::atomic::AtomicPtr<u8> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+/// Set once memory ran out: a second failure (while answering the first) ends the process at once.
+static OUT_OF_MEMORY: AtomicBool = AtomicBool::new(false);
+
+const RESERVE_LAYOUT: std::alloc::Layout = match std::alloc::Layout::from_size_align(1 << 20, 16) {
+    Ok(l) => l,
+    Err(_) => panic!("a valid layout"),
+};
+
+/// Registers `answer` as what runs when an allocation fails, and sets aside the reserve it runs
+/// on. The first registration counts.
+pub fn on_out_of_memory(answer: fn() -> !) {
+    if ON_OUT_OF_MEMORY.set(answer).is_ok() {
+        // SAFETY: the layout has a non-zero size.
+        let reserve =
+            unsafe { std::alloc::GlobalAlloc::alloc(&std::alloc::System, RESERVE_LAYOUT) };
+        RESERVE.store(reserve, Ordering::SeqCst);
+    }
+}
+
+#[cold]
+fn out_of_memory() -> ! {
+    if OUT_OF_MEMORY.swap(true, Ordering::SeqCst) {
+        std::process::exit(EXIT_ERROR)
+    }
+    let reserve = RESERVE.swap(std::ptr::null_mut(), Ordering::SeqCst);
+    if !reserve.is_null() {
+        // SAFETY: the reserve was allocated by `System` with this layout, and is freed once.
+        unsafe { std::alloc::GlobalAlloc::dealloc(&std::alloc::System, reserve, RESERVE_LAYOUT) };
+    }
+    match ON_OUT_OF_MEMORY.get() {
+        Some(answer) => answer(),
+        None => std::process::exit(EXIT_ERROR),
+    }
+}
+
+// SAFETY: every call goes to `System`, which keeps the GlobalAlloc contract; a failure diverges
+// instead of returning null.
+unsafe impl std::alloc::GlobalAlloc for Allocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: the caller keeps `alloc`'s contract.
+        let p = unsafe { std::alloc::System.alloc(layout) };
+        if p.is_null() {
+            out_of_memory()
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: the caller keeps `alloc_zeroed`'s contract.
+        let p = unsafe { std::alloc::System.alloc_zeroed(layout) };
+        if p.is_null() {
+            out_of_memory()
+        }
+        p
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new: usize) -> *mut u8 {
+        // SAFETY: the caller keeps `realloc`'s contract.
+        let p = unsafe { std::alloc::System.realloc(ptr, layout, new) };
+        if p.is_null() {
+            out_of_memory()
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: the caller keeps `dealloc`'s contract.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
     }
 }
 

@@ -60,9 +60,17 @@ const INVALID_REQUEST: i64 = -32600;
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 const UNSUPPORTED_VERSION: i64 = -32022;
+/// A server error (JSON-RPC leaves -32000 to -32099 to the server): too many calls waiting.
+const BUSY: i64 = -32000;
 
-/// The longest message read; a longer line is answered `-32600` and skipped.
-const MAX_MESSAGE: usize = 16 << 20;
+/// Calls that may wait for a worker; one more is refused at once with [`BUSY`], so that what a
+/// client sends cannot grow the server's memory (docs/contract.md#mcp).
+pub const MAX_QUEUED: usize = 32;
+
+/// The longest message read; a longer line is answered `-32600` and skipped without being held.
+/// A call's arguments hold at most [`MAX_ARGUMENTS`]; 1 MiB leaves room for a long roots list
+/// and keeps the server's memory small whatever a line holds.
+const MAX_MESSAGE: usize = 1 << 20;
 
 /// The longest `arguments` object handed to a child (an argument of a program may hold 128 KiB
 /// on Linux; readbox's own paths and patterns are at most 4 KiB each).
@@ -71,9 +79,14 @@ const MAX_ARGUMENTS: usize = 64 << 10;
 /// The key of the roots request in an `input_required` result (stateless form).
 const ROOTS_INPUT: &str = "roots";
 
+/// Set while this process serves MCP: its standard output carries protocol messages, never an
+/// envelope.
+pub static SERVING: AtomicBool = AtomicBool::new(false);
+
 /// Runs the server until standard input closes; returns the exit status (0, or 2 when it could
 /// not start: bad words, a `config:` error, an audit log that cannot be opened).
 pub fn serve(words: &[OsString]) -> i32 {
+    SERVING.store(true, Ordering::SeqCst);
     std::panic::set_hook(Box::new(|info| {
         if cfg!(debug_assertions) {
             eprintln!("readbox mcp: internal error: {info}");
@@ -85,6 +98,17 @@ pub fn serve(words: &[OsString]) -> i32 {
     match start(words) {
         Ok(mut session) => {
             session.run();
+            if let Some((log, record)) = &session.audit {
+                let summary = crate::envelope::Summary {
+                    output_bytes: 0,
+                    truncated: false,
+                    redactions: 0,
+                };
+                if let Err(e) = log.end(record, crate::error::EXIT_SUCCESS, None, summary) {
+                    eprintln!("readbox mcp: {e}");
+                    return crate::error::EXIT_ERROR;
+                }
+            }
             crate::error::EXIT_SUCCESS
         }
         Err(e) => {
@@ -102,7 +126,16 @@ fn start(words: &[OsString]) -> Result<Session, Error> {
             "readbox mcp takes no arguments (the roots come from the policy and the client)".into(),
         ));
     }
-    let policy = Policy::load()?;
+    let start = std::time::Instant::now();
+    // A config file whose read blocks must not hold the server's start forever.
+    let loading =
+        crate::limits::Deadline::new(start, crate::limits::early_seconds()).watch_start(|e| {
+            eprintln!("readbox mcp: {e}");
+            std::process::exit(crate::error::EXIT_ERROR);
+        });
+    let loaded = Policy::load();
+    loading.end();
+    let policy = loaded?;
     // Without configured roots, the client's roots become the roots: they are found by a gate
     // whose one root is `/`, under the policy's excludes (docs/contract.md#mcp).
     let configured = policy.roots_configured();
@@ -129,6 +162,11 @@ fn start(words: &[OsString]) -> Result<Session, Error> {
         Some(p) => Some(crate::audit::Log::open(p)?),
         None => None,
     };
+    // The server's own lines, named `mcp`; each call's child writes its own pair.
+    let record = crate::audit::Record::new("mcp", words, &policy.workdir, start);
+    if let Some(log) = &audit {
+        log.begin(&record)?;
+    }
     policy.check_sandbox(&crate::sandbox::restrict_writes(audit.as_slice()))?;
     let exe =
         std::env::current_exe().map_err(|e| Error::Io(format!("cannot find this program: {e}")))?;
@@ -157,9 +195,9 @@ fn start(words: &[OsString]) -> Result<Session, Error> {
             .spawn(move || s.work())
             .map_err(|e| Error::Io(format!("cannot start a worker thread: {e}")))?;
     }
-    // The Landlock rule holds the file itself; the children open it again.
-    drop(audit);
+    // The children open the log again; the server keeps its handle for its end line.
     Ok(Session {
+        audit: audit.map(|log| (log, record)),
         shared,
         policy,
         roots_policy,
@@ -270,6 +308,8 @@ struct Session {
     roots_policy: Policy,
     gate: Gate,
     next_request: u64,
+    /// The audit log and the server's own record, for its end line.
+    audit: Option<(crate::audit::Log, crate::audit::Record)>,
 }
 
 /// One line of standard input.
@@ -382,6 +422,34 @@ impl Session {
                 return;
             }
         };
+        // A repeated key would be read as its last value: refused at every depth, as `call`
+        // refuses it (docs/contract.md#mcp). In the message itself, -32600 (with no id when the
+        // id is the key repeated); within `params`, -32602.
+        if let Some(dup) = crate::args::duplicate_key(line) {
+            // Only a request is answered; a response of the client's with a repeated key is
+            // dropped, as if never sent.
+            let id = match &msg {
+                Value::Object(o)
+                    if o.contains_key("method") && (dup.key != "id" || dup.depth > 0) =>
+                {
+                    o.get("id").filter(|i| valid_id(i)).cloned()
+                }
+                _ => None,
+            };
+            let why = format!("the key '{}' is given twice", dup.key);
+            match (dup.depth, id) {
+                (0, id) => self.send(&error_response(
+                    id.as_ref().unwrap_or(&Value::Null),
+                    INVALID_REQUEST,
+                    &why,
+                    None,
+                )),
+                (_, Some(id)) => self.send(&error_response(&id, INVALID_PARAMS, &why, None)),
+                // A notification gets no answer.
+                (_, None) => {}
+            }
+            return;
+        }
         let obj = match msg {
             Value::Object(o) => o,
             Value::Array(_) => {
@@ -604,20 +672,31 @@ impl Session {
                     }
                 }
             } else {
-                Some(Narrowing::Configured)
+                None
             }
         } else {
-            // A client that calls before `notifications/initialized` (against the protocol)
-            // still gets narrowed: its roots are asked for now.
-            let unasked = {
-                let r = lock(&self.shared.roots);
-                r.capability && r.pending.is_none() && r.known.is_none()
-            };
-            if unasked {
-                self.ask_roots();
-            }
             None
         };
+        // A client that calls before `notifications/initialized` (against the protocol) still
+        // gets narrowed by its session's roots: they are asked for now. A stateless-form call
+        // inside a session waits for them too.
+        let unasked = {
+            let r = lock(&self.shared.roots);
+            r.capability && r.pending.is_none() && r.known.is_none()
+        };
+        if unasked {
+            self.ask_roots();
+        }
+        if lock(&self.shared.queue).jobs.len() >= MAX_QUEUED {
+            return self.send(&error_response(
+                id,
+                BUSY,
+                &format!(
+                    "the server is busy: {MAX_QUEUED} calls are waiting; send this one again once one is answered"
+                ),
+                None,
+            ));
+        }
         let key = id.to_string();
         let slot = Arc::new(Mutex::new(Slot::default()));
         {

@@ -237,6 +237,12 @@ pub fn run(
             out.push_str("\n")
         }
         Meta::Install => match words {
+            // A lock says what may be read; links made anywhere would be writes it never
+            // allowed (docs/contract.md#lock).
+            _ if policy.lock => Err(Error::Disabled(
+                "install makes links, which a locked policy does not allow".into(),
+            )
+            .into()),
             [dir] if !dir.is_empty() => install(Path::new(dir), policy, out),
             _ => Err(Error::Usage("readbox install DIR".into()).into()),
         },

@@ -28,7 +28,7 @@ mod tests;
 
 use layer::{Origin, SETTINGS, canonical_dir, parse_env, parse_file, var_of};
 pub use layer::{parse_bool, parse_uint};
-use lock::{Bounds, check_system_owner, parse_locked_config};
+use lock::{Bounds, check_system_dirs, check_system_owner, parse_locked_config};
 
 /// The system-wide config file, read when it exists.
 pub const SYSTEM_CONFIG: &str = "/etc/readbox/config.toml";
@@ -163,8 +163,14 @@ impl Policy {
         let mut bounds: Option<Bounds> = None;
 
         let mut system = parse_file(&inputs.system_file, true)?;
-        if system.as_ref().is_some_and(|l| l.lock == Some(true)) {
-            check_system_owner(&inputs.system_file)?;
+        match &system {
+            Some(l) if l.lock == Some(true) => {
+                check_system_dirs(&inputs.system_file)?;
+                check_system_owner(&inputs.system_file)?;
+            }
+            // An unlocked file locks nothing; a missing one may have been a lock, removed.
+            Some(_) => {}
+            None => check_system_dirs(&inputs.system_file)?,
         }
         let config_var = inputs.vars.get("READBOX_CONFIG").filter(|v| !v.is_empty());
         // Each layer is merged before the next is read: whether the system file locked decides
@@ -533,6 +539,11 @@ impl Policy {
                 cross_mounts: self.cross_mounts,
             },
         )
+        .map(|gate| match &self.audit_log {
+            // The log holds every call's arguments: no tool reads it (docs/security.md#the-audit-log).
+            Some(log) => gate.hide(log),
+            None => gate,
+        })
     }
 
     /// Whether what Landlock achieved satisfies the `sandbox` setting (docs/contract.md#policy):

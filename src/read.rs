@@ -15,9 +15,36 @@ use crate::error::{Error, Result};
 use crate::limits::Budget;
 use crate::redact::{KEYWORD_MAX, LongLine, Redactor, Shown, Tally, holds_keyword};
 
+mod decode;
 mod scout;
 
+pub use decode::Encoding;
 use scout::Scout;
+
+/// A regular file of `size` bytes as the tools read its text: the file itself, or, when it starts
+/// with a UTF-16 or UTF-32 byte order mark, its text decoded to UTF-8 (a stream, whose size is
+/// not known: `None`). Returns the reader, its size, and the encoding it was decoded from.
+///
+/// # Errors
+/// `io:` naming `shown` when the file cannot be read or no thread can decode it.
+pub fn text_of(
+    file: File,
+    size: u64,
+    shown: &str,
+) -> Result<(File, Option<u64>, Option<Encoding>)> {
+    match decode::sniff(&file, shown)? {
+        None => Ok((file, Some(size), None)),
+        Some(e) => Ok((decode::decoded(file, e, shown)?, None, Some(e))),
+    }
+}
+
+/// The note of a file read through [`text_of`] that was decoded from `encoding`.
+pub fn decoded_note(shown: &str, encoding: Encoding) -> String {
+    format!(
+        "{shown}: decoded from {} (the file starts with its byte order mark)",
+        encoding.name()
+    )
+}
 
 /// Bytes asked of the kernel per read.
 pub const BLOCK: usize = 64 * 1024;
@@ -523,6 +550,13 @@ impl Filter {
     pub fn skip_window(&mut self, before: &[u8], inside_line: bool) {
         if let Some(r) = &mut self.red {
             r.skip_window(before, inside_line);
+        }
+    }
+
+    /// Takes the input as inside a private-key block (see [`Redactor::open_block`]).
+    pub fn open_block(&mut self) {
+        if let Some(r) = &mut self.red {
+            r.open_block();
         }
     }
 

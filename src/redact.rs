@@ -14,7 +14,9 @@
 //!   (`Authorization: Bearer [REDACTED:authorization]`, `https://deploy:[REDACTED:url-password]@host`);
 //! - in a private-key block the `BEGIN` and `END` lines stay and the lines between become one
 //!   line `[REDACTED:private-key]` (with the first key line's indentation and terminator); the
-//!   block also ends at the end of the stream or after [`MAX_KEY_BLOCK`] bytes of key material;
+//!   block ends at its `END` line or at the end of the stream, however long it is: the state is
+//!   one flag, not a buffer, so memory stays bounded (a reader that starts inside the stream,
+//!   tail, looks back for the line that opened the block: [`opened_before`]);
 //! - a key written on one line (`"-----BEGIN …-----\nMII…\n-----END …-----\n"` in a JSON
 //!   file) keeps its markers and loses what is between them.
 //!
@@ -33,8 +35,9 @@ use regex::bytes::{Regex, RegexBuilder};
 
 pub use rules::{Groups, MAX_MATCH, RULE_COUNT, RULES, Rule};
 
-/// Bytes of key material after which a private-key block ends even without its `END` line:
-/// no real key is this long, and the bound keeps a stray `BEGIN` line from hiding a file.
+/// Bytes of key material written on one line (`"-----BEGIN …-----\nMII…"` in a JSON string)
+/// after which that key ends even without its `END`: the bound keeps a stray marker in a long
+/// line of code from hiding the rest of it. A block of lines has no such bound.
 pub const MAX_KEY_BLOCK: usize = 64 * 1024;
 
 /// Lines up to this long (with their terminator) go to [`Redactor::line`] whole; longer ones go
@@ -138,8 +141,9 @@ fn name_matches(body: &[u8], pairs: u32) -> u32 {
 
 /// Whether `body` (a line without its terminator) could be a name line, at a glance, as every
 /// name pattern requires: it is at most [`NAME_MAX`] bytes long, and the text before its first
-/// `:`, less the spaces, tabs and quotes at its end, ends in `name` or `key` (ignoring ASCII
-/// case). Most lines fail here, before any pattern.
+/// `:`, less the spaces, tabs and quotes at its end, ends in `name` or `key`, or is a header
+/// name that ends in `authorization` (folded over two lines), ignoring ASCII case. Most lines
+/// fail here, before any pattern.
 fn may_name(body: &[u8]) -> bool {
     if body.len() > NAME_MAX {
         return false;
@@ -154,7 +158,7 @@ fn may_name(body: &[u8]) -> bool {
     let ends = |word: &[u8]| {
         field.len() >= word.len() && field[field.len() - word.len()..].eq_ignore_ascii_case(word)
     };
-    ends(b"name") || ends(b"key")
+    ends(b"name") || ends(b"key") || ends(b"authorization")
 }
 
 /// The rules of which the last line of `lines` (whole lines) is the name line, one bit per
@@ -284,8 +288,6 @@ pub struct Redactor {
 /// An open private-key block.
 #[derive(Debug, Clone, Copy)]
 struct Block {
-    /// Bytes of key material hidden so far.
-    material: usize,
     /// Whether the `[REDACTED:private-key]` line was shown for it.
     shown: bool,
     /// Its BEGIN marker stands in a string literal or a sentence (a quote, `.` or `)` follows
@@ -294,6 +296,10 @@ struct Block {
     /// key) as often as the first of a key's lines written as literals. Until a line decides
     /// ([`key_line`]), the block hides nothing; a line of code ends it.
     tentative: bool,
+    /// Opened by a look-back that began inside a line that may have been a BEGIN line
+    /// ([`Redactor::skip_window`]): it hides at once, as a block does, but a line of code (as
+    /// [`key_line`] judges it) ends it, since its BEGIN line was only a guess.
+    guessed: bool,
 }
 
 impl Block {
@@ -301,7 +307,7 @@ impl Block {
     /// code that ends a tentative block (`Some(false)`), as [`key_line`] judges it; every line of
     /// a block that is not tentative is key material.
     fn judge(&self, line: &[u8]) -> Option<bool> {
-        if self.tentative {
+        if self.tentative || self.guessed {
             key_line(line)
         } else {
             Some(true)
@@ -316,9 +322,17 @@ impl Block {
     /// A block just opened; `tentative` when its marker stands in a string literal.
     fn opened(tentative: bool) -> Block {
         Block {
-            material: 0,
             shown: false,
             tentative,
+            guessed: false,
+        }
+    }
+
+    /// A block whose BEGIN line is only guessed ([`Block::guessed`]).
+    fn guessed() -> Block {
+        Block {
+            guessed: true,
+            ..Block::opened(false)
         }
     }
 }
@@ -531,10 +545,6 @@ impl Redactor {
                 let key = block.judge(line);
                 if !ends && key != Some(false) {
                     block.tentative &= key.is_none();
-                    block.material += line.len();
-                    if block.material >= MAX_KEY_BLOCK {
-                        self.block = None;
-                    }
                     continue;
                 }
                 self.block = None;
@@ -562,11 +572,20 @@ impl Redactor {
         if inside_line {
             let end = memchr::memchr(b'\n', before).map_or(before.len(), |i| i + 1);
             let (body, _) = split_terminator(&before[..end]);
-            // Whether a quote followed the marker is not known: the block hides at once.
-            self.block = may_end_opener(body).then_some(Block::opened(false));
+            // Whether a quote followed the marker is not known: the block hides at once, and
+            // ends at a line of code.
+            self.block = may_end_opener(body).then_some(Block::guessed());
             rest = &before[end..];
         }
         self.skip(rest);
+    }
+
+    /// Takes the stream as inside a private-key block whose marker was not shown yet: for a
+    /// reader that found, looking back past its window ([`opened_before`]), the line that opened
+    /// the block.
+    pub fn open_block(&mut self) {
+        self.block = Some(Block::opened(false));
+        self.pairs = 0;
     }
 
     /// A stream of one line longer than [`MAX_LINE`], to be fed in pieces, each with this
@@ -577,13 +596,9 @@ impl Redactor {
         let pairs = std::mem::take(&mut self.pairs);
         let hidden = match &mut self.block {
             // A line too long to be judged whole is key material ([`key_line`]).
-            Some(b) if b.material < MAX_KEY_BLOCK => {
+            Some(b) => {
                 b.tentative = false;
                 true
-            }
-            Some(_) => {
-                self.block = None;
-                false
             }
             None => false,
         };
@@ -683,28 +698,25 @@ impl Redactor {
             return Shown::Replaced(out);
         }
         let key = block.judge(line);
-        if block.material >= MAX_KEY_BLOCK || find_begin(body).is_some() || key == Some(false) {
-            // The bound, a new BEGIN without an END, or code after a marker in a string
-            // literal: the block ends before this line.
+        if find_begin(body).is_some() || key == Some(false) {
+            // A new BEGIN without an END, or code after a marker in a string literal: the
+            // block ends before this line.
             self.block = None;
             return self.unblocked(line, body, term);
         }
         if key.is_none() {
             // A blank line or a comment: shown as any line is (a comment may hold a token),
             // and the next line decides.
-            block.material += line.len();
-            self.block = (block.material < MAX_KEY_BLOCK).then_some(block);
+            self.block = Some(block);
             let shown = self.unblocked(line, body, term);
             // No name/value pair runs across a block, even one not yet decided.
             self.pairs = 0;
             return shown;
         }
         block.tentative = false;
-        block.material += line.len();
         let first = !block.shown;
         block.shown = true;
-        // Past the bound the block is over: the next line is text again.
-        self.block = (block.material < MAX_KEY_BLOCK).then_some(block);
+        self.block = Some(block);
         if !first {
             return Shown::Hidden;
         }
@@ -718,6 +730,41 @@ impl Redactor {
         out.extend_from_slice(term);
         Shown::Replaced(out)
     }
+}
+
+/// Whether `before`, the bytes a reader skipped over before its window ([`Redactor::skip_window`]),
+/// may lie wholly inside a private-key block that opened further back: it holds no marker and
+/// no line of code, only lines that could be key material (base64, a key's headers, blank
+/// lines), each shorter than [`MAX_LINE`] as a key's lines are (a longer one, as a file of
+/// zeros, is no block of lines). Then the reader must look further back ([`opened_before`]).
+pub fn may_lie_in_block(before: &[u8]) -> bool {
+    find_begin(before).is_none()
+        && find_end(before).is_none()
+        && before
+            .split_inclusive(|&b| b == b'\n')
+            .all(|line| line.len() < MAX_LINE && key_line(line) != Some(false))
+}
+
+/// Looking back through `lines` (whole lines, read backwards from a reader's window in pieces),
+/// what the last line that decides tells: `Some(true)` when it opens a private-key block (the
+/// window lies inside that block), `Some(false)` when it ends one, holds another marker or is a
+/// line of code (no block runs into the window), `None` when no line of them decides.
+pub fn opened_before(lines: &[u8]) -> Option<bool> {
+    for line in lines.split_inclusive(|&b| b == b'\n').rev() {
+        let (body, _) = split_terminator(line);
+        if opens_block(body) {
+            return Some(true);
+        }
+        // A key's lines are short: a line this long is no part of a block of lines.
+        if find_begin(body).is_some()
+            || find_end(body).is_some()
+            || line.len() >= MAX_LINE
+            || key_line(line) == Some(false)
+        {
+            return Some(false);
+        }
+    }
+    None
 }
 
 /// The line that stands for a private-key block's material: `[REDACTED:private-key]`.
@@ -795,7 +842,7 @@ impl LongLine {
     pub fn finish(mut self, red: &mut Redactor) -> Vec<u8> {
         let mut out = Vec::new();
         if self.hidden {
-            if self.ends_block || red.block.is_some_and(|b| b.material >= MAX_KEY_BLOCK) {
+            if self.ends_block {
                 red.block = None;
             }
             if self.marked {
@@ -818,7 +865,6 @@ impl LongLine {
         let Some(block) = &mut red.block else {
             return;
         };
-        block.material = block.material.saturating_add(piece.len());
         if !block.shown {
             block.shown = true;
             self.marked = true;

@@ -46,6 +46,7 @@ use rustix::io::Errno;
 
 use crate::error::{Error, Result, scarce, shown};
 
+mod aliases;
 mod bracket;
 mod excludes;
 mod stdin;
@@ -143,6 +144,9 @@ struct Root {
     /// The root's mount id, where statx reports it: without openat2, it is how a bind mount of
     /// the same filesystem (same device) is told apart.
     mnt_id: Option<u64>,
+    /// Whether the root's filesystem may resolve a name to an entry of another name
+    /// (`resolve/aliases.rs`).
+    aliasing: bool,
     /// The root's path below the locked root it was narrowed from (empty otherwise): excludes
     /// are matched on paths relative to the locked root, so narrowing cannot re-anchor them.
     anchor: PathBuf,
@@ -211,6 +215,26 @@ pub struct Gate {
     /// Directories that a walk read entries or files through, not yet found again at their place
     /// since (see [`Gate::settle`]).
     pending: Mutex<bracket::Waiting>,
+    /// Objects no tool may reach whatever the excludes say (see [`Gate::hide`]).
+    hidden: Hidden,
+}
+
+/// The objects a gate never hands out, listed nor opened (docs/security.md#the-audit-log): each
+/// by its canonical path (so that it is denied whether or not it exists yet) and by its
+/// (device, inode) (so that no other name of it, a hard link or a name the filesystem folds,
+/// reaches it either).
+#[derive(Debug, Default)]
+struct Hidden {
+    paths: Vec<PathBuf>,
+    ids: Vec<(u64, u64)>,
+}
+
+impl Hidden {
+    fn has_id(&self, st: &Stat) -> bool {
+        self.ids
+            .iter()
+            .any(|&(dev, ino)| dev == st.st_dev && ino == st.st_ino)
+    }
 }
 
 /// Where the walk of a path stands.
@@ -295,6 +319,7 @@ impl Gate {
                 mnt_id: mount_id(&fd),
                 anchor,
                 pseudo: on_pseudo_fs(&fd),
+                aliasing: aliases::may_alias(fd.as_fd()),
                 fd: Arc::new(fd),
                 stat,
             });
@@ -305,7 +330,26 @@ impl Gate {
             workdir: std::sync::RwLock::new(workdir),
             options,
             pending: Mutex::new(bracket::Waiting::default()),
+            hidden: Hidden::default(),
         })
+    }
+
+    /// Makes `path` unreachable through this gate, whatever the excludes say: it is denied as an
+    /// excluded object is, and left out of every listing (docs/security.md#the-audit-log). The
+    /// file name is taken as it is and its directory canonicalised, as the audit log is opened
+    /// (without following a final symlink).
+    pub fn hide(mut self, path: &Path) -> Gate {
+        let canonical = match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+                .map(|d| d.join(name))
+                .unwrap_or_else(|_| path.to_path_buf()),
+            _ => path.to_path_buf(),
+        };
+        if let Ok(st) = rustix::fs::lstat(&canonical) {
+            self.hidden.ids.push((st.st_dev, st.st_ino));
+        }
+        self.hidden.paths.push(canonical);
+        self
     }
 
     /// The canonical path of `node`: its root's path and the names the walk reached it by, each
@@ -354,6 +398,17 @@ impl Gate {
         Ok((fd, stat))
     }
 
+    /// Whether the filesystem of the directory `dir` beneath root `root` may resolve a name to
+    /// an entry of another name (the root's answer is reused on its device).
+    fn may_alias(&self, root: usize, dir: &Step) -> bool {
+        let r = &self.roots[root];
+        if dir.stat.st_dev == r.stat.st_dev {
+            r.aliasing
+        } else {
+            aliases::may_alias(dir.fd.as_fd())
+        }
+    }
+
     /// Whether `node` lies on a pseudo filesystem (the root's answer is reused on its device).
     fn pseudo(&self, node: &Node) -> bool {
         let root = &self.roots[node.root];
@@ -366,6 +421,12 @@ impl Gate {
 
     /// Whether the entry `name` at root-relative path `rel` beneath root `root` is excluded.
     fn excluded(&self, root: usize, name: &OsStr, rel: &Path) -> bool {
+        if !self.hidden.paths.is_empty() {
+            let path = self.roots[root].path.join(rel);
+            if self.hidden.paths.contains(&path) {
+                return true;
+            }
+        }
         let anchor = &self.roots[root].anchor;
         if anchor.as_os_str().is_empty() {
             self.excludes.matches(name, rel)
@@ -542,6 +603,18 @@ impl Gate {
                             return Err(self.unless_moved(root, stack, err, shown_arg));
                         }
                     };
+                    if self.hidden.has_id(&stat) {
+                        return Err(Error::Denied(shown_arg.into()));
+                    }
+                    // A name the filesystem resolved to an excluded entry of another name.
+                    let dir_rel = rel_of(stack);
+                    if self.may_alias(root, top)
+                        && aliases::aliases_excluded(top.fd.as_fd(), &c, &stat, |name| {
+                            self.excluded(root, name, &dir_rel.join(name))
+                        })
+                    {
+                        return Err(Error::Denied(shown_arg.into()));
+                    }
                     if Kind::of(&stat) == Kind::Symlink {
                         hops += 1;
                         if hops > MAX_SYMLINK_HOPS {
@@ -686,7 +759,11 @@ impl Gate {
         if node.kind() != Kind::File {
             return Err(Error::NotAFile(shown_arg.into()));
         }
-        if node.mount_point || self.pseudo(node) || self.refused_hardlink(&node.stat) {
+        if node.mount_point
+            || self.pseudo(node)
+            || self.refused_hardlink(&node.stat)
+            || self.hidden.has_id(&node.stat)
+        {
             return Err(Error::Denied(shown_arg.into()));
         }
         let parent = node
@@ -733,9 +810,15 @@ impl Gate {
         rustix::fs::Dir::new(fd).map_err(|e| Error::io(shown_arg, &errno_io(e)))
     }
 
-    /// Whether the entry `name` of the directory `dir` is excluded (by name or root-relative path).
-    pub fn excluded_child(&self, dir: &Node, name: &OsStr) -> bool {
+    /// Whether the entry `name` of the directory `dir`, whose inode the listing gave as `ino`, is
+    /// excluded (by name or root-relative path) or hidden.
+    pub fn excluded_child(&self, dir: &Node, name: &OsStr, ino: u64) -> bool {
         self.excluded(dir.root, name, &dir.rel.join(name))
+            || self
+                .hidden
+                .ids
+                .iter()
+                .any(|&(dev, i)| dev == dir.stat.st_dev && i == ino)
     }
 
     /// The kind of the entry `name` of `dir`, without following a symlink and without opening it
@@ -788,6 +871,9 @@ impl Gate {
             }
             Err(e) => return failed(e),
         };
+        if self.hidden.has_id(&stat) {
+            return Ok(None);
+        }
         Ok(Some(Node {
             root: dir.root,
             fd: Arc::new(fd),
@@ -1063,6 +1149,17 @@ mod tests {
         assert!(!e.matches(OsStr::new("private"), Path::new("other/private")));
         assert!(e.matches_any_prefix(Path::new("docs/private/x")));
         assert!(!e.matches_any_prefix(Path::new("docs/privateer/x")));
+    }
+
+    #[test]
+    fn excludes_match_names_without_their_trailing_dots_and_spaces() {
+        let e = ex(&[".env", "*.pem", "docs/private"]);
+        for name in [".env ", ".env.", ".ENV. .", "server.pem.", "server.pem  "] {
+            assert!(e.matches(OsStr::new(name), Path::new(name)), "{name:?}");
+        }
+        assert!(e.matches_any_prefix(Path::new("docs./private /x")));
+        assert!(!e.matches(OsStr::new(".envy."), Path::new(".envy.")));
+        assert!(!e.matches(OsStr::new("..."), Path::new("...")));
     }
 
     #[test]

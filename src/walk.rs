@@ -204,7 +204,7 @@ fn read_entries(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Listed>, E
             continue;
         }
         let name = OsStr::from_bytes(name);
-        if ctx.gate.excluded_child(dir, name) {
+        if ctx.gate.excluded_child(dir, name, entry.ino()) {
             continue;
         }
         // Charged once it is known not to be excluded, so that the budget never tells whether

@@ -25,9 +25,13 @@ use crate::limits::{Deadline, format_seconds};
 use crate::policy::NARROW_ROOTS_VAR;
 use crate::tools::Tool;
 
-/// How long past its timeout a child may take to answer before it is killed (its own watchdog
-/// answers within half a second of the deadline).
-const KILL_MARGIN: Duration = Duration::from_secs(2);
+/// How long past its timeout a child may take to answer before it is killed and the call
+/// answers `timeout:` (its own watchdog answers within 0.4 s of its deadline; docs/contract.md#mcp).
+const KILL_MARGIN: Duration = Duration::from_millis(500);
+
+/// How long a killed child is waited for before it is left to a thread that reaps it: a process
+/// blocked in the kernel may take long to die, and its call's answer and slot must not wait.
+const REAP_WAIT: Duration = Duration::from_millis(100);
 
 /// A call in flight: whether it was cancelled, and its child while it runs (set only until the
 /// child is waited for, so that a kill never reaches a reused process id).
@@ -43,7 +47,8 @@ pub(super) struct Job {
     pub(super) key: String,
     pub(super) tool: &'static Tool,
     pub(super) arguments: String,
-    /// `None`: the session's roots, once known; else fixed by the request (stateless form).
+    /// The roots the request itself offers (stateless form), if any; the session's roots,
+    /// once known, narrow the call too, never fewer (docs/contract.md#mcp).
     pub(super) narrowing: Option<Narrowing>,
     pub(super) stateless: bool,
     pub(super) slot: Arc<Mutex<Slot>>,
@@ -104,13 +109,13 @@ impl Shared {
 
     /// Runs one call and answers it, unless it was cancelled.
     fn run(&self, job: Job) {
-        let narrowing = match job.narrowing.clone() {
-            Some(n) => Some(n),
-            None => {
-                let wait = Duration::try_from_secs_f64(self.timeout).unwrap_or(KILL_MARGIN);
-                self.session_roots(Instant::now() + wait)
-            }
-        };
+        let wait = Duration::try_from_secs_f64(self.timeout).unwrap_or(KILL_MARGIN);
+        let narrowing =
+            self.session_roots(Instant::now() + wait)
+                .map(|session| match &job.narrowing {
+                    Some(own) => own.and(&session),
+                    None => session,
+                });
         let result = match narrowing {
             None => tool_error(Error::Timeout(format!(
                 "the client did not answer roots/list within {} s",
@@ -198,15 +203,36 @@ impl Shared {
         let stdout = child.stdout.take().expect("stdout is piped");
         let (read, bytes) = read_until(stdout, kill_at, self.max_envelope);
         {
-            let mut slot = lock(&job.slot);
+            let slot = lock(&job.slot);
             if read != Reading::Done
                 && let Some(pid) = slot.child
             {
                 let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
             }
-            slot.child = None;
         }
-        let status = child.wait();
+        // A child that closed its output but cannot exit (a thread of it blocked in the kernel)
+        // is killed at the deadline and left to a reaper: its answer and its slot do not wait.
+        let ended = if read == Reading::Done {
+            exited_by(&mut child, &job.slot, kill_at)
+        } else {
+            None
+        };
+        let status = match ended {
+            Some(status) => status,
+            None => {
+                // From here the pid is forgotten: the reaper may reap it at any time.
+                if let Some(pid) = lock(&job.slot).child.take() {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                }
+                match reap_soon(child) {
+                    Some(status) => status,
+                    // Not reaped yet: an envelope read whole speaks for itself (an error in it
+                    // is exit status 2); otherwise killed by SIGKILL (its wait status).
+                    None if read == Reading::Done => Ok(ExitStatus::from_raw(2 << 8)),
+                    None => Ok(ExitStatus::from_raw(9)),
+                }
+            }
+        };
         match (read, status) {
             (Reading::Overdue, _) => tool_error(Deadline::new(start, self.timeout).error()),
             (Reading::TooLong, _) => tool_error(Error::Io("the answer was too long".into())),
@@ -215,6 +241,53 @@ impl Shared {
             (Reading::Done, Err(e)) => tool_error(Error::Io(format!("readbox call: {e}"))),
         }
     }
+}
+
+/// The status of `child` once it exits, if that is before `deadline`. It is waited for under
+/// the slot's lock, and its pid taken from the slot with it, so a cancel never kills a pid that
+/// was reaped.
+fn exited_by(
+    child: &mut Child,
+    slot: &Mutex<Slot>,
+    deadline: Instant,
+) -> Option<std::io::Result<ExitStatus>> {
+    loop {
+        {
+            let mut slot = lock(slot);
+            match child.try_wait() {
+                Ok(None) => {}
+                done => {
+                    slot.child = None;
+                    return done.transpose();
+                }
+            }
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// The status of a killed `child` if it ends within [`REAP_WAIT`]; otherwise a thread waits for
+/// it (so it does not stay a zombie) and `None` says the call goes on without it.
+fn reap_soon(mut child: Child) -> Option<std::io::Result<ExitStatus>> {
+    let until = Instant::now() + REAP_WAIT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(st)) => return Some(Ok(st)),
+            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) => break,
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    let spawned = std::thread::Builder::new()
+        .name("readbox-mcp-reaper".into())
+        .spawn(move || {
+            let _ = child.wait();
+        });
+    drop(spawned);
+    None
 }
 
 /// How reading a child's answer ended.

@@ -27,6 +27,31 @@ pub(super) enum Narrowing {
     To(Vec<PathBuf>),
 }
 
+impl Narrowing {
+    /// Where a call may read under both `self` and `other`: each directory of one that lies at
+    /// or beneath a directory of the other (all are canonical, compared by whole components).
+    pub(super) fn and(&self, other: &Narrowing) -> Narrowing {
+        match (self, other) {
+            (Narrowing::Configured, n) | (n, Narrowing::Configured) => n.clone(),
+            (Narrowing::To(a), Narrowing::To(b)) => {
+                let within = |d: &PathBuf, of: &[PathBuf]| of.iter().any(|o| d.starts_with(o));
+                let mut both: Vec<PathBuf> = Vec::new();
+                for d in a
+                    .iter()
+                    .filter(|d| within(d, b))
+                    .chain(b.iter().filter(|d| within(d, a)))
+                {
+                    if !both.contains(d) {
+                        both.push(d.clone());
+                    }
+                }
+                let nested = |d: &PathBuf| both.iter().any(|o| o != d && d.starts_with(o));
+                Narrowing::To(both.iter().filter(|d| !nested(d)).cloned().collect())
+            }
+        }
+    }
+}
+
 /// The roots of the handshake session.
 #[derive(Debug, Default)]
 pub(super) struct RootsState {

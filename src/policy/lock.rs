@@ -29,6 +29,42 @@ pub(super) fn check_system_owner(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The directories that hold the system file, from its own up to `/`, as OpenSSH's StrictModes
+/// checks a key's: each that exists must be owned by root and not writable by group or others
+/// (unless sticky, as `/tmp`, where no one else may remove or rename root's entries), so that no
+/// one but root can remove, rename or replace a locked file. Checked whether or not the file
+/// exists: a lock that anyone could delete would end without a word (docs/security.md#the-locks-directories).
+pub(super) fn check_system_dirs(file: &Path) -> Result<()> {
+    for dir in file.ancestors().skip(1) {
+        if dir.as_os_str().is_empty() {
+            break;
+        }
+        let md = match std::fs::symlink_metadata(dir) {
+            Ok(md) => md,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                return Err(Error::Config(format!(
+                    "{}: {}",
+                    dir.display(),
+                    crate::error::describe_io(&e)
+                )));
+            }
+        };
+        let loose = md.uid() != 0
+            || !md.file_type().is_dir()
+            || (md.mode() & 0o022 != 0 && md.mode() & 0o1000 == 0);
+        if loose {
+            return Err(Error::Config(format!(
+                "{}: lock: the directories of the system file {} must be owned by root and not \
+                 writable by group or others",
+                dir.display(),
+                file.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The bounds a lock set: later layers may only narrow them.
 #[derive(Debug, Clone)]
 pub(super) struct Bounds {

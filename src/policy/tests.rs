@@ -27,7 +27,8 @@ impl Fixture {
     }
     fn inputs(&self, vars: &[(&str, &str)]) -> Inputs {
         Inputs {
-            system_file: self.p("no-system.toml"),
+            // Missing, with only `/` above it: the directory check passes for any user.
+            system_file: PathBuf::from("/nonexistent/readbox/config.toml"),
             vars: vars
                 .iter()
                 .map(|(k, v)| (k.to_string(), OsString::from(v)))

@@ -21,7 +21,7 @@ use regex::bytes::CaptureLocations;
 /// The longest match of any rule's pattern, in bytes (the URL password rule's). A stream of one line
 /// holds back twice this many bytes before it shows anything: a match that starts before them is
 /// already whole, and so is any match that starts before that match's secret.
-pub const MAX_MATCH: usize = 421;
+pub const MAX_MATCH: usize = 549;
 
 /// One credential family.
 pub struct Rule {
@@ -341,8 +341,7 @@ fn url_password(g: &Groups<'_>) -> bool {
         b"example",
         b"pw",
     ];
-    let templated =
-        matches!(p[0], b'$' | b'{' | b'[' | b'(') || p.starts_with(b"%s") || p.starts_with(b"%(");
+    let templated = template(p);
     let masked = p
         .iter()
         .all(|&b| matches!(b, b'*' | b'x' | b'X' | b'.' | b'#'));
@@ -363,6 +362,41 @@ fn url_password(g: &Groups<'_>) -> bool {
     !(templated || masked || word || cvs)
 }
 
+/// A byte a URL's password may hold (as the pattern takes it), past the pattern's bound.
+fn url_password_char(b: u8) -> bool {
+    !(b.is_ascii_whitespace()
+        || matches!(b, b'/' | b'?' | b'#' | b'"' | b'\'' | b'<' | b'>' | b'@'))
+}
+
+/// Whether a URL's password is a placeholder filled in later, as a whole: `${…}` and `$(…)`
+/// (shell, Compose), `{{…}}` (Jinja, Go), `$NAME` in capitals, `%s` and `%(name)s` (printf,
+/// Python), and a name without digits in braces, brackets or parentheses (`{password}`,
+/// `[DB_PASS]`). A password that merely starts with one of those characters (`$uperS3cret`,
+/// `(Hunter2)`, `%sHunter2`) is a password.
+fn template(p: &[u8]) -> bool {
+    let name = |s: &[u8]| {
+        !s.is_empty()
+            && s.iter()
+                .all(|&b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'.' | b'-'))
+    };
+    let capitals = |s: &[u8]| {
+        s.first()
+            .is_some_and(|&b| b.is_ascii_uppercase() || b == b'_')
+            && s.iter()
+                .all(|&b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    };
+    match p {
+        [b'$', b'{', .., b'}'] | [b'$', b'(', .., b')'] | [b'{', b'{', .., b'}', b'}'] => true,
+        [b'{', inner @ .., b'}'] | [b'[', inner @ .., b']'] | [b'(', inner @ .., b')'] => {
+            name(inner)
+        }
+        [b'$', rest @ ..] => capitals(rest),
+        [b'%', b's'] => true,
+        [b'%', b'(', inner @ .., b')', b's'] => name(inner),
+        _ => false,
+    }
+}
+
 /// An `Authorization` value: after `Basic` (and the other schemes whose value is an encoding
 /// of a credential) anything is one; otherwise it must look random (a letter and a digit), so
 /// that prose (`Authorization: required`) and placeholders (`Bearer YOUR_TOKEN`) stay. The
@@ -376,7 +410,32 @@ fn authorization(g: &Groups<'_>) -> bool {
     if (g.get(1).is_some() || g.get(2).is_some()) && g.get(3).is_none() {
         return false;
     }
-    name_starts(g.hay, g.whole.0) && credential(g.get(3), g.get(4))
+    let value_at = g.locs.and_then(|l| l.get(4)).map_or(g.whole.1, |(s, _)| s);
+    name_starts(g.hay, g.whole.0)
+        && !constant_name(&g.hay[value_at..])
+        && !signed_request(g.get(4))
+        && credential(g.get(3), g.get(4))
+}
+
+/// Whether `text` starts with a constant's name in code (`WINBIO_PRESENCE_0`, an enum's variant
+/// in a Rust or C declaration `pub Authorization: WINBIO_PRESENCE_0,`): capitals and digits in
+/// words joined by `_`, then nothing that a token holds.
+fn constant_name(text: &[u8]) -> bool {
+    let n = text
+        .iter()
+        .take_while(|&&b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        .count();
+    let name = &text[..n];
+    name.first().is_some_and(u8::is_ascii_uppercase)
+        && name.contains(&b'_')
+        && !text.get(n).is_some_and(|&b| token68(b) || b == b'_')
+}
+
+/// Whether an `Authorization` value is AWS Signature Version 4's scheme
+/// (`AWS4-HMAC-SHA256 Credential=AKID…/scope, SignedHeaders=…, Signature=…`): the scheme word
+/// stays, and what follows names a key id and signs one request; it is no credential to reuse.
+fn signed_request(value: Option<&[u8]>) -> bool {
+    value.is_some_and(|v| v.len() >= 16 && v[..16].eq_ignore_ascii_case(b"AWS4-HMAC-SHA256"))
 }
 
 /// Whether the `Authorization` name at `at` in `hay` is the word itself or ends a name after
@@ -483,7 +542,7 @@ macro_rules! value_line {
 const KEY: &str = "private-key";
 
 /// The number of rules in [`RULES`].
-pub const RULE_COUNT: usize = 21;
+pub const RULE_COUNT: usize = 23;
 
 /// The rules, in priority order: when two secrets start and end at the same bytes and their
 /// matches start at the same byte, the earlier rule names the marker.
@@ -793,10 +852,26 @@ pub static RULES: [Rule; RULE_COUNT] = [
         keywords: &["://"],
         any_case: false,
         name: None,
-        pattern: r#"([A-Za-z][A-Za-z0-9+.-]{0,30})://([^\s:@/?#"'<>]{0,128}):([^\s/?#"'<>]{1,256})@[A-Za-z0-9\[]"#,
+        // A host starts with a letter, a digit, `[` (IPv6), `_`, `%` (percent-encoded), `.`
+        // or a byte of a non-ASCII name.
+        pattern: r#"([A-Za-z][A-Za-z0-9+.-]{0,30})://([^\s:@/?#"'<>]{0,256}):([^\s/?#"'<>]{1,256})@(?:[A-Za-z0-9\[_%.]|[\x80-\xFF])"#,
         secret: 3,
         accept: url_password,
         tail: None,
+        inline_key: false,
+        token_start: false,
+    },
+    // The same, with a password longer than the pattern can hold: 257 characters that cannot
+    // be a port, and the password runs on to its last one (the `@` and the host stay).
+    Rule {
+        id: "url-password",
+        keywords: &["://"],
+        any_case: false,
+        name: None,
+        pattern: r#"([A-Za-z][A-Za-z0-9+.-]{0,30})://([^\s:@/?#"'<>]{0,256}):([^\s/?#"'<>@]{257})"#,
+        secret: 3,
+        accept: always,
+        tail: Some(url_password_char),
         inline_key: false,
         token_start: false,
     },
@@ -824,9 +899,9 @@ pub static RULES: [Rule; RULE_COUNT] = [
             gap!(),
             r#"{0,8}:"#,
             gap!(),
-            r#"{0,8}\\?["']?|\\?["']?\]?[ \t]{0,8}=>?[ \t]{0,8}\\?["']|\\?["'][ \t]{0,8},[ \t]{0,8}\\?["'](?:(?i:value)\\?["'][ \t]{0,8}:[ \t]{0,8}\\?["']|())|(?:[ \t]{0,8}=[ \t]{0,8}|%(?:25)?3[aAdD](?:%(?:25)?20|\+)?)())(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))(?:"#,
+            r#"{0,8}\\?["'`]?|\\?["']?\]?[ \t]{0,8}=>?[ \t]{0,8}\\?["']|\\?["'][ \t]{0,8},[ \t]{0,8}\\?["'](?:(?i:value)\\?["'][ \t]{0,8}:[ \t]{0,8}\\?["']|())|(?:[ \t]{0,8}=[ \t]{0,8}|%(?:25)?3[aAdD](?:%(?:25)?20|\+)?)())(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))(?:"#,
             gap!(),
-            r#"{1,8}|\+))?(?:(?i:token)=\\?["']?)?([A-Za-z0-9._~+/=:-]{8,64})"#
+            r#"{1,8}|\+|[ \t]{0,2}\\?["'`][ \t]{0,8}\+[ \t]{0,8}\\?["'`]))?(?:(?i:token)=\\?["']?)?([A-Za-z0-9._~+/=:-]{8,64})"#
         ),
         secret: 4,
         accept: authorization,
@@ -847,6 +922,23 @@ pub static RULES: [Rule; RULE_COUNT] = [
         pattern: value_line!(
             r#"(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))[ \t]{1,8})?(?:(?i:token)=\\?["']?)?([A-Za-z0-9._~+/=:-]{8,64})"#
         ),
+        secret: 2,
+        accept: authorization_value,
+        tail: Some(token68),
+        inline_key: false,
+        token_start: false,
+    },
+    // An HTTP header folded over two lines (RFC 9112's obs-fold, as mail and old servers write
+    // it): `Authorization:` and maybe its scheme word on one line, the credential on the next,
+    // indented. The scheme may stand on either line.
+    Rule {
+        id: "authorization",
+        keywords: &["authorization"],
+        any_case: true,
+        name: Some(
+            r"(?i)^[ \t]{0,64}(?:[A-Za-z0-9]{1,16}[_-]|proxy-?)?authorization[ \t]{0,8}:[ \t]{0,8}(?:(?:bearer|basic|token|digest|negotiate|ntlm)[ \t]{0,8})?$",
+        ),
+        pattern: r#"^[ \t]{1,64}(?:((?i:bearer|basic|token|digest|negotiate|ntlm))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
         secret: 2,
         accept: authorization_value,
         tail: Some(token68),

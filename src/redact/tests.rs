@@ -673,6 +673,14 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     "@github.com/o/r\"\n",
                 ),
                 pos("amqp://u:", format!("p@{}", r.pick(10, &alnum())), "@mq/\n"),
+                // Passwords that start as templates do, and hosts that start with `_`, `%`, `.`
+                // or a letter beyond ASCII.
+                pos("DATABASE_URL=postgres://admin:", "$uperS3cretPw", "@_db.internal:5432/app\n"),
+                pos("u=postgres://admin:", "(Hunter2xyz)", "@\u{fc}ber.example/app\n"),
+                pos("u=postgres://admin:", "{Hunter2xyz", "@%64b.internal/app\n"),
+                pos("u=postgres://admin:", "%sHunter2xyz", "@.internal/app\n"),
+                pos("u=postgres://admin:", "[Hunter2xyz]", "@db/app\n"),
+                pos(format!("u=postgres://{}:", "u".repeat(200)), "Hunter2xyz", "@db/app\n"),
             ],
             vec![
                 "  cvs://:pserver:anoncvs@sources.example.org:/cvs/src\n".into(),
@@ -682,11 +690,42 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 "url = postgres://app:${DB_PASSWORD}@db/app\n".into(),
                 concat!("see https:/", "/user:password@example.com for the form\n").into(),
                 concat!("fmt = \"mysql:/", "/%s:%s@%s/%s\"\n").into(),
+                "url = postgres://app:$DB_PASSWORD@db/app\n".into(),
+                "url = postgres://app:{password}@db/app\n".into(),
+                "url = postgres://app:{{ db_password }}@db/app\n".into(),
+                "url = postgres://app:%(password)s@db/app\n".into(),
+            ],
+        ),
+        (
+            "url-password",
+            vec![
+                pos("DATABASE_URL=postgres://admin:", "H".repeat(300), "@db.internal:5432/app\n"),
+                pos("u=https://:", r.pick(1000, &alnum()), "@example.com/\n"),
+            ],
+            vec![
+                "homepage: https://example.com:8443/docs\n".into(),
+                format!("see https://example.com:{}/x\n", "8".repeat(200)),
             ],
         ),
         (
             "authorization",
             vec![
+                // In a JavaScript template literal, and joined from two string literals.
+                pos(
+                    "fetch(u, { headers: { Authorization: `Bearer ",
+                    r.pick(40, &alnum()),
+                    "` } })\n",
+                ),
+                pos(
+                    "h.Authorization = \"Bearer \" + \"",
+                    r.pick(40, &alnum()),
+                    "\";\n",
+                ),
+                pos(
+                    "const h = { 'Authorization': 'Bearer ' + '",
+                    r.pick(40, &alnum()),
+                    "' };\n",
+                ),
                 pos(
                     "curl -H \"Authorization: Bearer ",
                     r.pick(40, &alnum()),
@@ -839,6 +878,10 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                     "  \"AWS::Config::AggregationAuthorization\": \"{}\",\n",
                     r.pick(16, "0123456789abcdef")
                 ),
+                // A constant in code (an enum's variant), and AWS Signature Version 4's scheme,
+                // which signs one request.
+                "    pub Authorization: WINBIO_PRESENCE_0,\n".into(),
+                "Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/iam/aws4_request, SignedHeaders=host, Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7\n".into(),
             ],
         ),
         (
@@ -874,6 +917,18 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 format!("- name: Authorization-Policy\n  value: {}\n", r.pick(40, &alnum())),
                 format!("- name: AggregationAuthorization\n  value: {}\n", r.pick(40, &alnum())),
                 "\"name\": \"Authorization\",\n\"description\": \"the token\",\n".into(),
+            ],
+        ),
+        (
+            // A header folded over two lines.
+            "authorization",
+            vec![
+                pos("Authorization:\n  Bearer ", r.pick(40, &alnum()), "\n"),
+                pos("Proxy-Authorization: Bearer\n\t", r.pick(40, &alnum()), "\n"),
+            ],
+            vec![
+                "Authorization:\n  required for every call\n".into(),
+                "Authorization: Bearer\n  YOUR_TOKEN_HERE\n".into(),
             ],
         ),
     ]
@@ -1369,26 +1424,20 @@ fn every_pair_goes_as_well_after_its_name_line_skipped() {
 
 #[test]
 fn a_name_line_that_ends_a_key_block_is_one_for_every_reader() {
-    // The line that takes a block past its bound, and a line with `-----END` in it, are the
-    // block's last lines; judged whole, they are name lines, for line() as for skip().
+    // A line with `-----END` in it is the block's last line; judged whole, it is a name line,
+    // for line() as for skip().
     let mut rng = Rng(32);
     let key = rng.pick(40, &b64());
-    // 10 bytes short of the bound: the name line crosses it.
-    let material = format!("{}\n", "M".repeat(63)).repeat(MAX_KEY_BLOCK / 64 - 1)
-        + &format!("{}\n", "M".repeat(53));
-    for name in [
-        "- name: AWS_SECRET_ACCESS_KEY\n".to_string(),
-        "- name: -----END-secret-key\n".to_string(),
-    ] {
-        let before = format!("-----BEGIN {PRIV}-----\n{material}{name}");
-        let value = format!("  value: {key}\n");
-        let whole = redact(&format!("{before}{value}"));
-        assert!(!whole.contains(&key), "{name}: {whole}");
-        let mut r = Redactor::new();
-        r.skip(before.as_bytes());
-        let shown = String::from_utf8(self::whole(&mut r, value.as_bytes())).unwrap();
-        assert!(whole.ends_with(&shown), "{name}: {shown}");
-    }
+    let material = format!("{}\n", "M".repeat(63)).repeat(MAX_KEY_BLOCK / 64);
+    let name = "- name: -----END-secret-key\n";
+    let before = format!("-----BEGIN {PRIV}-----\n{material}{name}");
+    let value = format!("  value: {key}\n");
+    let whole = redact(&format!("{before}{value}"));
+    assert!(!whole.contains(&key), "{whole}");
+    let mut r = Redactor::new();
+    r.skip(before.as_bytes());
+    let shown = String::from_utf8(self::whole(&mut r, value.as_bytes())).unwrap();
+    assert!(whole.ends_with(&shown), "{shown}");
 }
 
 #[test]
@@ -1727,24 +1776,32 @@ fn no_window_of_a_file_shows_key_material() {
 }
 
 #[test]
-fn key_material_ends_after_max_key_block() {
+fn a_key_block_of_any_length_is_hidden_to_its_end() {
+    // An armored OpenPGP key with a photo ID runs past 64 KiB; no line of it is shown, and the
+    // state is one flag, whatever the length.
     let mut rng = Rng(12);
     let line = rng.pick(64, &b64()) + "\n";
-    let n = MAX_KEY_BLOCK / line.len() + 3;
-    let text = format!("-----BEGIN {PRIV}-----\n{}after\n", line.repeat(n));
+    let n = 4 * MAX_KEY_BLOCK / line.len();
+    let text = format!(
+        "-----BEGIN {PRIV}-----\n\n{}=AbCd\n-----END {PRIV}-----\nafter\n",
+        line.repeat(n)
+    );
     let mut r = Redactor::new();
     let (out, _) = redact_with(&mut r, &text);
-    let hidden = MAX_KEY_BLOCK.div_ceil(line.len());
     let want = format!(
-        "-----BEGIN {PRIV}-----\n{}\n{}after\n",
+        "-----BEGIN {PRIV}-----\n{}\n-----END {PRIV}-----\nafter\n",
         mark("private-key"),
-        line.repeat(n - hidden)
     );
     assert_eq!(out, want);
-    // skip() follows the same bound.
+    // Without its END, to the end of the stream; skip() follows the block alike.
+    let open = format!("-----BEGIN {PRIV}-----\n{}", line.repeat(n));
     let mut s = Redactor::new();
-    s.skip(text.as_bytes());
-    assert!(s.passes(b"x\n"));
+    s.skip(open.as_bytes());
+    assert_eq!(
+        s.line(line.as_bytes()),
+        Shown::Replaced(format!("{}\n", mark("private-key")).into_bytes())
+    );
+    assert_eq!(s.line(b"text after\n"), Shown::Hidden);
 }
 
 #[test]
@@ -1980,12 +2037,15 @@ fn no_window_after_a_begin_line_of_any_length_shows_key_material() {
 #[test]
 fn a_window_that_starts_inside_a_long_run_of_padding_takes_it_for_a_begin_line() {
     // The look-back cannot tell the end of a BEGIN line whose padding passes MAX_LINE from any
-    // other run of padding that long: it hides what follows, up to the bound (when unsure, hide).
-    let text = format!("x{}\nplain 1\nplain 2\n", " ".repeat(LOOKBACK));
-    let w = text.find("plain 1").unwrap();
+    // other run of padding that long: it hides what follows that could be key material (when
+    // unsure, hide), up to the first line of text, since the BEGIN line was only a guess.
+    let mut rng = Rng(41);
+    let key = rng.pick(64, &b64());
+    let text = format!("x{}\n{key}\nplain 1\nplain 2\n", " ".repeat(LOOKBACK));
+    let w = text.find(&key).unwrap();
     assert_eq!(
         window_from(text.as_bytes(), w),
-        format!("{}\n", mark("private-key"))
+        format!("{}\nplain 1\nplain 2\n", mark("private-key"))
     );
     // A shorter run is seen whole, and nothing is hidden.
     let text = format!("x{}\nplain 1\nplain 2\n", " ".repeat(MAX_LINE / 2));
@@ -2085,8 +2145,9 @@ fn a_long_line_inside_a_block_is_hidden() {
     let material = rng.pick(100_000, &b64()) + "\n";
     let out = stream(&mut r, material.as_bytes(), &[65536]);
     assert_eq!(out, format!("{}\n", mark("private-key")).as_bytes());
-    // The material passed the bound: the block is over.
-    assert!(r.passes(b"after\n"));
+    // However long, the block goes on to its END.
+    assert!(!r.passes(b"more\n"));
+    assert_eq!(r.line(b"more\n"), Shown::Hidden);
 }
 
 #[test]

@@ -61,19 +61,42 @@ impl Excludes {
 
     /// Whether the entry `name`, at root-relative path `rel` (which ends with `name`), is
     /// excluded by itself. Callers test every ancestor below the root too.
+    ///
+    /// A name is also matched with its trailing dots and spaces taken off, and a path with each
+    /// component's: filesystems that drop them in lookups (vfat, exFAT, shares served by
+    /// Windows) open `.env ` or `server.pem.` as the excluded file itself
+    /// (docs/security.md#excludes-on-every-component).
     pub fn matches(&self, name: &OsStr, rel: &Path) -> bool {
         let matched = |set: &GlobSet, p: &[u8]| {
             !set.is_empty() && set.is_match(Path::new(OsStr::from_bytes(&case_fold(p))))
         };
-        matched(&self.names, name.as_bytes()) || matched(&self.paths, rel.as_os_str().as_bytes())
+        if matched(&self.names, name.as_bytes()) || matched(&self.paths, rel.as_os_str().as_bytes())
+        {
+            return true;
+        }
+        let trimmed = trim_name(name.as_bytes());
+        if trimmed.len() < name.len() && matched(&self.names, trimmed) {
+            return true;
+        }
+        // Path patterns only: each component of `rel` trimmed (callers test every ancestor, so
+        // the names alone cost one look at each).
+        if self.paths.is_empty() || !rel.iter().any(|c| trim_name(c.as_bytes()).len() < c.len()) {
+            return false;
+        }
+        let rel: PathBuf = rel
+            .iter()
+            .map(|c| OsStr::from_bytes(trim_name(c.as_bytes())))
+            .collect();
+        matched(&self.paths, rel.as_os_str().as_bytes())
     }
 
     /// Whether a name-only pattern (one without `/`) excludes `name`.
     pub fn matches_name(&self, name: &OsStr) -> bool {
-        !self.names.is_empty()
-            && self
-                .names
-                .is_match(Path::new(OsStr::from_bytes(&case_fold(name.as_bytes()))))
+        let matched = |n: &[u8]| {
+            self.names
+                .is_match(Path::new(OsStr::from_bytes(&case_fold(n))))
+        };
+        !self.names.is_empty() && (matched(name.as_bytes()) || matched(trim_name(name.as_bytes())))
     }
 
     /// Whether any component of the root-relative path `rel`, with its ancestors, is excluded.
@@ -92,6 +115,16 @@ impl Excludes {
         }
         false
     }
+}
+
+/// `name` without its trailing dots and spaces, as Windows and the vfat and exFAT drivers look
+/// names up; `.`, `..` and a name of nothing else stay as they are.
+fn trim_name(name: &[u8]) -> &[u8] {
+    let end = name
+        .iter()
+        .rposition(|&b| b != b'.' && b != b' ')
+        .map_or(0, |i| i + 1);
+    if end == 0 { name } else { &name[..end] }
 }
 
 /// A name or path as the excludes see it: Unicode full case folding between canonical

@@ -1157,7 +1157,14 @@ fn search_file(
         Err(e) => return Err(e),
     };
     let size = u64::try_from(node.stat().st_size).unwrap_or(0);
-    let mut lines = Lines::new(file, Some(size), shown);
+    let (file, size, encoding) = crate::read::text_of(file, size, shown)?;
+    if let Some(e) = encoding {
+        ctx.out.note(crate::read::decoded_note(
+            &String::from_utf8_lossy(&job.display),
+            e,
+        ));
+    }
+    let mut lines = Lines::new(file, size, shown);
     match probe_binary(&mut lines)? {
         (false, _) => {
             let filter = Filter::new(ctx.policy.redact);
@@ -1360,7 +1367,11 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     if node.kind() != K::Directory {
         let file = ctx.gate.open_read(&node, &path)?;
         let size = u64::try_from(node.stat().st_size).unwrap_or(0);
-        let lines = Lines::new(file, Some(size), &path);
+        let (file, size, encoding) = crate::read::text_of(file, size, &path)?;
+        if let Some(e) = encoding {
+            ctx.out.note(crate::read::decoded_note(&path, e));
+        }
+        let lines = Lines::new(file, size, &path);
         let display = quoted(args.bytes(1)).into_owned();
         return search_one(ctx, &search, lines, &display).map(outcome);
     }

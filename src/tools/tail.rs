@@ -12,7 +12,7 @@ use crate::call::Ctx;
 use crate::envelope::{LONG_LINE, Measure, Stop};
 use crate::error::{Error, shown};
 use crate::read::{BLOCK, Batch, Filter, Lines, charge_lines, read_at};
-use crate::redact::{LOOKBACK, Shown};
+use crate::redact::{self, LOOKBACK, Shown};
 use crate::registry::{Args, Outcome, Param};
 
 /// The truncation note's detail when the last line alone does not fit (docs/contract.md#notes).
@@ -263,7 +263,62 @@ fn filter_at(
         read_at(file, &mut byte, from - 1, path)? == 1 && byte[0] != b'\n'
     };
     filter.skip_window(&before, inside_line);
+    if from > 0
+        && redact::may_lie_in_block(&before)
+        && block_opened_before(ctx, file, from, &before, inside_line, path)?
+    {
+        filter.open_block();
+    }
     Ok(filter)
+}
+
+/// Whether a private-key block opened before offset `from` runs on to it: the lines before
+/// `from` are read backwards, a piece at a time (each byte charged to the read budget), up to
+/// the first line that decides ([`redact::opened_before`]); a block of any length is followed,
+/// with memory bounded by a piece and one line's end. `before` is what was read from `from` on.
+fn block_opened_before(
+    ctx: &Ctx<'_>,
+    file: &std::fs::File,
+    from: u64,
+    before: &[u8],
+    inside_line: bool,
+    path: &str,
+) -> Result<bool, Error> {
+    // The line that `from` cuts, if it cuts one: its start lies further back.
+    let mut carry: Vec<u8> = if !inside_line {
+        Vec::new()
+    } else {
+        before[..memchr::memchr(b'\n', before).map_or(before.len(), |i| i + 1)].to_vec()
+    };
+    let mut pos = from;
+    loop {
+        if pos == 0 {
+            return Ok(redact::opened_before(&carry) == Some(true));
+        }
+        let start = pos.saturating_sub(BLOCK as u64);
+        let mut piece = vec![0u8; (pos - start) as usize];
+        let n = read_at(file, &mut piece, start, path)?;
+        ctx.budget.charge_read(n as u64)?;
+        piece.truncate(n);
+        piece.extend_from_slice(&carry);
+        pos = start;
+        let cut = if pos == 0 {
+            0
+        } else {
+            memchr::memchr(b'\n', &piece).map_or(piece.len(), |i| i + 1)
+        };
+        if let Some(open) = redact::opened_before(&piece[cut..]) {
+            return Ok(open);
+        }
+        piece.truncate(cut);
+        // A line this long is no line of a key: only its end, a BEGIN marker, can still open a
+        // block.
+        if piece.len() >= redact::MAX_LINE {
+            let end = &piece[piece.len() - (redact::MAX_LINE - 1)..];
+            return Ok(redact::opened_before(end) == Some(true));
+        }
+        carry = piece;
+    }
 }
 
 /// Feeds `f` the lines from offset `from` (the start of a line) to the end of the file as they

@@ -153,3 +153,68 @@ pub fn permissions_bind() -> ChildSetup {
         Ok(())
     })
 }
+
+/// A child setup under which no mapping larger than `limit` bytes can be made (`mmap` and
+/// `mremap` fail with ENOMEM) and the heap cannot grow with `brk`: an allocation larger than
+/// `limit` fails, as it would with the memory spent, at a size that does not depend on the
+/// machine. Where no seccomp filter can be built for this architecture it returns `None`.
+pub fn large_allocations_fail(limit: u32) -> Option<ChildSetup> {
+    const LD_W_ABS: u16 = 0x20;
+    const JEQ_K: u16 = 0x15;
+    const JGT_K: u16 = 0x25;
+    const RET_K: u16 = 0x06;
+    let arch = AUDIT_ARCH?;
+    let stmt = |code, k| libc::sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let jump = |code, k, jt, jf| libc::sock_filter { code, jt, jf, k };
+    let allow = stmt(RET_K, libc::SECCOMP_RET_ALLOW);
+    let enomem = stmt(RET_K, libc::SECCOMP_RET_ERRNO | libc::ENOMEM as u32);
+    // The length argument's words: seccomp_data's args start at 16, eight bytes each.
+    let length_over = |arg: u32| {
+        [
+            stmt(LD_W_ABS, 16 + 8 * arg + 4),
+            jump(JEQ_K, 0, 1, 0),
+            enomem,
+            stmt(LD_W_ABS, 16 + 8 * arg),
+            jump(JGT_K, limit, 0, 1),
+            enomem,
+            allow,
+        ]
+    };
+    let mut program = vec![
+        stmt(LD_W_ABS, 4),
+        jump(JEQ_K, arch, 1, 0),
+        allow,
+        stmt(LD_W_ABS, 0),
+        jump(JEQ_K, libc::SYS_brk as u32, 0, 1),
+        enomem,
+        jump(JEQ_K, libc::SYS_mmap as u32, 0, 7),
+    ];
+    program.extend(length_over(1));
+    program.push(jump(JEQ_K, libc::SYS_mremap as u32, 0, 7));
+    program.extend(length_over(2));
+    program.push(allow);
+    Some(Arc::new(move || {
+        let prog = libc::sock_fprog {
+            len: program.len() as u16,
+            filter: program.as_ptr() as *mut libc::sock_filter,
+        };
+        // SAFETY: as in `enosys`.
+        unsafe {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }))
+}

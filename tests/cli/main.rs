@@ -1,6 +1,7 @@
 //! Integration tests through the real binary. Each module groups the tests of one part of the
 //! contract; `support` builds a fresh sandbox per test and checks the envelope on every call.
 
+mod fuse;
 mod kernel;
 mod support;
 
@@ -12,6 +13,7 @@ mod dispatch_args;
 mod docs;
 mod engine;
 mod envelope_policy;
+mod hardening;
 mod hints_gnu;
 mod honest;
 mod input_hints;

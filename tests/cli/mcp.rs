@@ -1103,3 +1103,206 @@ fn empty_answers_are_said_in_words_and_continuations_are_parameters() {
     let a = env.run("cat", &["big.txt"]);
     assert!(a.notes[0].ends_with("continue with: cat big.txt 3388"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Messages that two readers would read two ways, and sessions that cannot be widened.
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_repeated_key_is_refused_at_every_depth() {
+    let env = TestEnv::new();
+    env.write("a.txt", "hello\n");
+    let secret = env.secret(".env");
+    let mut m = Mcp::start(&env);
+    m.initialize("2025-06-18", false);
+    let cases = [
+        // In the arguments: the last would name the excluded file.
+        (
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"cat","arguments":{"path":"a.txt","path":".env"}}}"#,
+            "a",
+            -32602,
+            "the key 'path' is given twice",
+        ),
+        // In params: the last would run another tool.
+        (
+            r#"{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"cat","name":"ls","arguments":{"path":"a.txt"}}}"#,
+            "b",
+            -32602,
+            "the key 'name' is given twice",
+        ),
+        // In the message itself.
+        (
+            r#"{"jsonrpc":"2.0","id":"c","method":"tools/list","method":"tools/call","params":{"name":"cat","arguments":{"path":".env"}}}"#,
+            "c",
+            -32600,
+            "the key 'method' is given twice",
+        ),
+        // Deeper, in an array.
+        (
+            r#"{"jsonrpc":"2.0","id":"d","method":"tools/call","params":{"name":"cat","arguments":{"path":"a.txt"},"_meta":{"x":[{"k":1,"k":2}]}}}"#,
+            "d",
+            -32602,
+            "the key 'k' is given twice",
+        ),
+    ];
+    for (line, id, code, message) in cases {
+        m.write_line(line);
+        let msg = m.response(&json!(id));
+        assert_eq!(msg["error"]["code"], code, "{line}: {msg}");
+        assert_eq!(msg["error"]["message"], message, "{line}: {msg}");
+        assert!(!msg.to_string().contains(&secret));
+    }
+    // A repeated id: no answer can name the request; it is refused without one.
+    m.write_line(r#"{"jsonrpc":"2.0","id":"e","id":"f","method":"ping"}"#);
+    let msg = m
+        .next_where(WAIT, |m| m.get("error").is_some() && m["id"].is_null())
+        .expect("an answer to a message whose id is given twice");
+    assert_eq!(msg["error"]["code"], -32600, "{msg}");
+    assert_eq!(msg["error"]["message"], "the key 'id' is given twice");
+    // The session goes on.
+    assert_eq!(ok_text(&m.call("cat", json!({"path": "a.txt"}))), "hello\n");
+    m.close();
+}
+
+#[test]
+fn ids_are_echoed_exactly_as_sent() {
+    let env = TestEnv::new();
+    let mut m = Mcp::start(&env);
+    m.initialize("2025-06-18", false);
+    for id in [
+        "123456789012345678901234567890",
+        "-98765432109876543210",
+        "1.50",
+        "0.1",
+    ] {
+        m.write_line(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+        let want: Value = serde_json::from_str(id).unwrap();
+        let msg = m.response(&want);
+        assert_eq!(msg["result"], json!({}), "{msg}");
+        assert_eq!(msg["id"].to_string(), id, "{msg}");
+    }
+    m.close();
+}
+
+#[test]
+fn a_stateless_form_call_inside_a_session_keeps_the_sessions_roots() {
+    let env = TestEnv::new();
+    env.write("a.txt", "top\n");
+    env.write("sub/x.txt", "x\n");
+    env.write("sub/deeper/y.txt", "y\n");
+    let roots: Roots = Arc::new(Mutex::new(Some(vec![file_uri(&env.p("sub"))])));
+    let mut m = Mcp::start_with_roots(&env, roots);
+    m.initialize("2025-06-18", true);
+    error_text(&m.call("cat", json!({"path": env.p("a.txt")})), "denied");
+    let stateless = |path: std::path::PathBuf, meta: Value| json!({"name": "cat", "arguments": {"path": path}, "_meta": meta});
+    // Without roots of its own: the session's.
+    let r = m.rpc(
+        "tools/call",
+        stateless(env.p("a.txt"), stateless_meta(false)),
+    );
+    error_text(&r, "denied");
+    let r = m.rpc(
+        "tools/call",
+        stateless(env.p("sub/x.txt"), stateless_meta(false)),
+    );
+    assert_eq!(ok_text(&r), "x\n");
+    // With roots of its own, wider than the session's: still the session's.
+    let mut call = stateless(env.p("a.txt"), stateless_meta(true));
+    call["inputResponses"] = json!({"roots": {"roots": [{"uri": file_uri(&env.root())}]}});
+    error_text(&m.rpc("tools/call", call), "denied");
+    // Narrower than the session's: its own.
+    let mut call = stateless(env.p("sub/x.txt"), stateless_meta(true));
+    call["inputResponses"] = json!({"roots": {"roots": [{"uri": file_uri(&env.p("sub/deeper"))}]}});
+    error_text(&m.rpc("tools/call", call.clone()), "denied");
+    call["arguments"] = json!({"path": env.p("sub/deeper/y.txt")});
+    assert_eq!(ok_text(&m.rpc("tools/call", call)), "y\n");
+    m.close();
+}
+
+#[test]
+fn a_full_queue_answers_busy_at_once_and_the_servers_memory_stays_small() {
+    let mut env = TestEnv::new();
+    slow_file(&mut env);
+    env.var("READBOX_TIMEOUT", "60");
+    let mut m = Mcp::start(&env);
+    m.initialize("2025-06-18", false);
+    // More calls than the workers run and the queue holds, each with 60 KB of arguments that
+    // the child would refuse: they only ever wait.
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
+    let filler = "x".repeat(60_000);
+    let sent = 400;
+    let ids: Vec<Value> = (0..sent)
+        .map(|_| {
+            m.request(
+                "tools/call",
+                json!({"name": "grep", "arguments": {"pattern": filler, "path": "big.bin"}}),
+            )
+        })
+        .collect();
+    let busy = |m: &Value| m["error"]["code"] == -32000;
+    let mut refused = 0;
+    while m.next_where(WAIT, busy).is_some() {
+        refused += 1;
+        if refused == sent - 32 - workers {
+            break;
+        }
+    }
+    // Every call beyond the running ones and the 32 waiting is refused at once (a worker may
+    // not yet have taken its first call when the queue fills).
+    assert!(
+        (sent - 32 - workers..=sent - 32).contains(&refused),
+        "{refused} of {sent} refused"
+    );
+    let msg = m.seen.iter().find(|v| busy(v)).cloned();
+    assert!(msg.is_none_or(|v| {
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the server is busy: 32 calls are waiting")
+    }));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", m.child.id())).unwrap();
+    let peak_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
+        .unwrap();
+    assert!(
+        peak_kib < 32 * 1024,
+        "the server's peak memory: {peak_kib} KiB"
+    );
+    drop(ids);
+    let st = m.close_within(Duration::from_secs(10));
+    assert_eq!(st.code(), Some(0));
+}
+
+#[test]
+fn calls_whose_children_cannot_exit_are_answered_and_free_their_slots() {
+    // Children blocked in reads that a FUSE file system has taken cannot exit until it answers;
+    // each call still answers by its timeout, and the next call gets a worker.
+    let mut env = TestEnv::new();
+    let Some(_fs) = crate::hardening::alias_root(&env) else {
+        return;
+    };
+    env.var("READBOX_TIMEOUT", "1");
+    let mut m = Mcp::start(&env);
+    m.initialize("2025-06-18", false);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
+    let slow: Vec<Value> = (0..workers)
+        .map(|_| {
+            m.request(
+                "tools/call",
+                json!({"name": "cat", "arguments": {"path": "slow.txt"}}),
+            )
+        })
+        .collect();
+    let quick = m.request(
+        "tools/call",
+        json!({"name": "cat", "arguments": {"path": "a.txt"}}),
+    );
+    for id in &slow {
+        let r = m.response(id)["result"].clone();
+        error_text(&r, "timeout");
+    }
+    assert_eq!(ok_text(&m.response(&quick)["result"]), "hello\n");
+    m.close_within(Duration::from_secs(10));
+}
