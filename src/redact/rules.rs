@@ -412,7 +412,8 @@ fn authorization(g: &Groups<'_>) -> bool {
     }
     let value_at = g.locs.and_then(|l| l.get(4)).map_or(g.whole.1, |(s, _)| s);
     name_starts(g.hay, g.whole.0)
-        && !constant_name(&g.hay[value_at..])
+        // A constant's name stands alone: after a scheme word the value is a credential.
+        && (g.get(3).is_some() || !constant_name(&g.hay[value_at..]))
         && !signed_request(g.get(4))
         && credential(g.get(3), g.get(4))
 }
@@ -431,11 +432,16 @@ fn constant_name(text: &[u8]) -> bool {
         && !text.get(n).is_some_and(|&b| token68(b) || b == b'_')
 }
 
-/// Whether an `Authorization` value is AWS Signature Version 4's scheme
-/// (`AWS4-HMAC-SHA256 Credential=AKID…/scope, SignedHeaders=…, Signature=…`): the scheme word
-/// stays, and what follows names a key id and signs one request; it is no credential to reuse.
+/// Whether an `Authorization` value is one of AWS Signature Version 4's schemes
+/// (`AWS4-HMAC-SHA256 Credential=AKID…/scope, SignedHeaders=…, Signature=…`, and SigV4a's
+/// `AWS4-ECDSA-P256-SHA256`): the scheme word stays, and what follows names a key id and signs
+/// one request; it is no credential to reuse.
 fn signed_request(value: Option<&[u8]>) -> bool {
-    value.is_some_and(|v| v.len() >= 16 && v[..16].eq_ignore_ascii_case(b"AWS4-HMAC-SHA256"))
+    value.is_some_and(|v| {
+        [&b"AWS4-HMAC-SHA256"[..], b"AWS4-ECDSA-P256-SHA256"]
+            .iter()
+            .any(|scheme| v.len() >= scheme.len() && v[..scheme.len()].eq_ignore_ascii_case(scheme))
+    })
 }
 
 /// Whether the `Authorization` name at `at` in `hay` is the word itself or ends a name after
@@ -901,7 +907,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
             gap!(),
             r#"{0,8}\\?["'`]?|\\?["']?\]?[ \t]{0,8}=>?[ \t]{0,8}\\?["']|\\?["'][ \t]{0,8},[ \t]{0,8}\\?["'](?:(?i:value)\\?["'][ \t]{0,8}:[ \t]{0,8}\\?["']|())|(?:[ \t]{0,8}=[ \t]{0,8}|%(?:25)?3[aAdD](?:%(?:25)?20|\+)?)())(?:((?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|api-key|sso-key|key|aws))(?:"#,
             gap!(),
-            r#"{1,8}|\+|[ \t]{0,2}\\?["'`][ \t]{0,8}\+[ \t]{0,8}\\?["'`]))?(?:(?i:token)=\\?["']?)?([A-Za-z0-9._~+/=:-]{8,64})"#
+            r#"{1,8}|\+|[ \t]{0,2}\\?["'`][ \t]{0,8}\+?[ \t]{0,8}\\?["'`][ \t]{0,2}))?(?:(?i:token)=\\?["']?)?([A-Za-z0-9._~+/=:-]{8,64})"#
         ),
         secret: 4,
         accept: authorization,

@@ -796,6 +796,23 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 // As environments, Python's WSGI and JavaScript's camel case name it.
                 pos("HTTP_AUTHORIZATION: Bearer ", r.pick(40, &alnum()), "\n"),
                 pos("  proxyAuthorization: '", r.pick(40, &alnum()), "',\n"),
+                // After a scheme word, a value in a constant's shape is a credential.
+                pos(
+                    "Authorization: Bearer ",
+                    format!("AB12_{}", r.pick(16, "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789")),
+                    "\n",
+                ),
+                // Joined literals with the space inside the second, and Python's implicit join.
+                pos(
+                    "h.Authorization = 'Bearer' + ' ",
+                    r.pick(32, &alnum()),
+                    "';\n",
+                ),
+                pos(
+                    "headers = {'Authorization': 'Bearer ' '",
+                    r.pick(32, &alnum()),
+                    "'}\n",
+                ),
                 // A header set in code from two strings.
                 pos(
                     "req.Header.Set(\"Authorization\", \"Bearer ",
@@ -881,6 +898,7 @@ fn examples(rng: &mut Rng) -> Vec<(&'static str, Vec<Pos>, Vec<String>)> {
                 // A constant in code (an enum's variant), and AWS Signature Version 4's scheme,
                 // which signs one request.
                 "    pub Authorization: WINBIO_PRESENCE_0,\n".into(),
+                "Authorization: AWS4-ECDSA-P256-SHA256 Credential=AKIDEXAMPLE/20260728/us-east-1/iam/aws4_request, SignedHeaders=host\n".into(),
                 "Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/iam/aws4_request, SignedHeaders=host, Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7\n".into(),
             ],
         ),
