@@ -169,6 +169,37 @@ POSITIVES = [
      one_line("next: https://sso.example.com/login?to=%2Fapi%3Ftoken%3D{v}")),
     ("github-token", "ci-log-colour", lambda r: GH + "p_" + rs(r, 36),
      one_line("+ export GH_TOKEN=\x1b[32m{v}\x1b[0m")),
+    # URL passwords that start as templates do but are not one, hosts that start with `_`, `%`,
+    # `.` or a letter beyond ASCII, a password longer than 256 bytes, a user of up to 256.
+    ("url-password", "sigil-start", lambda r: sigil_password(r),
+     one_line("DATABASE_URL=postgres://admin:{v}@db.internal:5432/app")),
+    ("url-password", "printf-start", lambda r: "%s" + rs(r, 14),
+     one_line("url = mysql://app:{v}@db.internal/app")),
+    ("url-password", "host-underscore", lambda r: rs(r, 16),
+     one_line("DATABASE_URL=postgres://app:{v}@_db.internal:5432/app")),
+    ("url-password", "host-percent", lambda r: rs(r, 16),
+     one_line("broker: amqp://svc:{v}@%64b.internal:5672/")),
+    ("url-password", "host-dot", lambda r: rs(r, 16),
+     one_line("redis_url: redis://cache:{v}@.internal:6379/0")),
+    ("url-password", "host-non-ascii", lambda r: rs(r, 16),
+     one_line("repo: https://deploy:{v}@\u00fcber.example/org/app.git")),
+    ("url-password", "long-password", lambda r: rs(r, r.randrange(257, 1200), ALNUM + "!*-_"),
+     one_line("DATABASE_URL=postgres://app:{v}@db.internal:5432/app")),
+    ("url-password", "long-user", lambda r: rs(r, 20),
+     lambda v: one_line("url = https://" + rs(random.Random(v), 240, LOWER + DIGITS) + ":{v}@example.com/")(v)),
+    # Authorization values in quotes, in a JavaScript template literal, joined from two string
+    # literals, and on a folded header line (the scheme word on either line).
+    ("authorization", "yaml-quoted", lambda r: rs(r, 40), one_line('    Authorization: "Bearer {v}"')),
+    ("authorization", "template-literal", lambda r: rs(r, 40),
+     one_line("fetch(url, {{ headers: {{ Authorization: `Bearer {v}` }} }})")),
+    ("authorization", "joined-literals", lambda r: rs(r, 40),
+     one_line('xhr.headers.Authorization = "Bearer " + "{v}";')),
+    ("authorization", "joined-literals-js", lambda r: rs(r, 40),
+     one_line("const headers = {{ 'Authorization': 'Bearer ' + '{v}' }};")),
+    ("authorization", "folded", lambda r: rs(r, 40),
+     lambda v: (f"GET /v1/me HTTP/1.1\nHost: api.example.com\nAuthorization:\n  Bearer {v}\n", 4)),
+    ("authorization", "folded-after-scheme", lambda r: rs(r, 40),
+     lambda v: (f"GET /v1/me HTTP/1.1\nProxy-Authorization: Bearer\n\t{v}\n", 3)),
     # Secrets that no readbox rule describes (readbox knows formats, not every secret): a
     # password under a password key, a hex API key under an api_key key, a SendGrid key.
     ("outside: password value", "yaml", lambda r: rs(r, 16, ALNUM + "!@#%"), one_line('  password: "{v}"')),
@@ -176,6 +207,13 @@ POSITIVES = [
     ("outside: sendgrid key", "env", lambda r: "SG." + rs(r, 22, URLSAFE) + "." + rs(r, 43, URLSAFE),
      one_line("SENDGRID_API_KEY={v}")),
 ]
+
+
+def sigil_password(rand):
+    """A password that starts with `$`, `(`, `[` or `{` and is no template: it holds digits and
+    lower-case letters, and a bracket, when it has one, may close it."""
+    body = rs(rand, 1, LOWER) + rs(rand, 15)
+    return rand.choice(["$" + body, "(" + body + ")", "[" + body + "]", "{" + body, "{" + body + "}"])
 
 
 def key_block_case(rand, label, nbytes, width, indent, pre, post):
@@ -216,6 +254,32 @@ def key_cases(rand):
                 f'-----BEGIN {PRIV}-----\\\\n{twice}\\\\n-----END {PRIV}-----\\\\n\\"}}"}}\n')
         out.append(("private-key", "json-in-json", text, lines, 1))
     return out
+
+
+TYPES = ["OAuth2Credentials", "OAuth2Token", "Sha256Digest", "Base64String", "Oauth2Header",
+         "Credentials2", "HeaderValueV2"]
+
+
+def header_constants(rand):
+    consts = ["WINBIO_PRESENCE_0", "SECPKG_ATTR_AUTHORITY_2", "HTTP_AUTH_SCHEME_V2",
+              "KERB_LOGON_S4U_1", "SEC_WINNT_AUTH_IDENTITY_2", "RPC_C_AUTHN_LEVEL_6"]
+    a, b, c = rand.sample(consts, 3)
+    return (f"pub struct WINBIO_PRESENCE_PROPERTIES {{\n    pub Authorization: {a},\n"
+            f"    pub Authentication: {b},\n}}\n"
+            f"pub enum Header {{ Authorization: {c}, Accept: ACCEPT_V1 }}\n"
+            f"typedef enum {{ Authorization = {rand.randrange(1, 99)}, ProxyAuthorization }} HEADER;\n"
+            "class Headers(TypedDict):\n    Authorization: NotRequired[str]\n")
+
+
+def sigv4(rand):
+    """SigV4 Authorization headers with the AWS documentation's key id, with a signature and
+    without one (the scheme's text in a template)."""
+    date = f"2026{rand.randrange(1, 13):02d}{rand.randrange(1, 29):02d}"
+    scope = f"AKIDEXAMPLE/{date}/us-east-1/iam/aws4_request"
+    return (f"Authorization: AWS4-HMAC-SHA256 Credential={scope}, "
+            f"SignedHeaders=content-type;host;x-amz-date, Signature={rand.randbytes(32).hex()}\n"
+            f'  "Authorization": "AWS4-HMAC-SHA256 Credential={scope}, SignedHeaders=host",\n'
+            "authorization: AWS4-HMAC-SHA256 Credential=\n")
 
 
 def lookalikes(rand):
@@ -260,6 +324,35 @@ def lookalikes(rand):
         ("marker-constant", lambda: f'MARKERS = {{\n    "rsa": "-----BEGIN RSA {PRIV}-----",\n}}\n\n'
                                     "def load(path):\n    return open(path).read()\n"),
         ("minified-property", lambda: "fetch(u,{headers:{Authorization:o1.accessToken,Accept:a}})\n"),
+        # URL passwords that are templates as a whole, in the other forms they take.
+        ("url-template-forms", lambda: "a = postgres://app:$DB_PASSWORD@db/app\n"
+                                       "b = postgres://app:{password}@db/app\n"
+                                       "c = postgres://app:{{ db_password }}@db/app\n"
+                                       "d = postgres://app:%(password)s@db/app\n"
+                                       'e = "mysql://%s:%s@%s/%s"\n'
+                                       "f = postgres://app:[DB_PASS]@db/app\n"
+                                       "g = postgres://app:$(DB_PASS)@db/app\n"),
+        # An Authorization value from a variable or an interpolation, and a folded header
+        # whose next line is prose or a placeholder.
+        ("authorization-from-code", lambda: 'headers.Authorization = "Bearer " + accessToken;\n'
+                                            "fetch(u, { headers: { Authorization: `Bearer ${token}` } })\n"
+                                            "req.headers['Authorization'] = 'Bearer ' + getToken(user2);\n"),
+        ("authorization-folded-prose", lambda: "Authorization:\n  required for every call\n"
+                                               "Authorization: Bearer\n  YOUR_TOKEN_HERE\n"),
+        # Constants in code named after header words: a Rust struct's field or enum's
+        # variant, a C enum, a typed Python field.
+        ("header-word-constant", lambda: header_constants(rand)),
+        # AWS Signature Version 4's scheme: it names a key id and signs one request.
+        ("sigv4-scheme", lambda: sigv4(rand)),
+        # SigV4a, its variant signed with ECDSA: readbox replaces its scheme name (a known
+        # false positive).
+        ("sigv4a-scheme", lambda: "Authorization: AWS4-ECDSA-P256-SHA256 Credential=AKIDEXAMPLE/"
+                                  f"2026{rand.randrange(1, 13):02d}01/us-east-1/s3/aws4_request, "
+                                  "SignedHeaders=host;x-amz-region-set\n"),
+        # A field typed with a type whose name holds a digit (Rust, TypeScript): readbox
+        # replaces the type's name (a known false positive).
+        ("typed-header-field", lambda: f"    pub authorization: {rand.choice(TYPES)},\n"
+                                       f"  authorization: {rand.choice(TYPES)};\n"),
         ("data-uri", lambda: f"icon: data:image/png;base64,{base64.b64encode(rand.randbytes(60)).decode()}\n"),
     ]
     return [(cat, make()) for cat, make in cases for _ in range(PER_CONTEXT)]
@@ -279,18 +372,18 @@ def main():
             text, line = build(value)
             manifest.append({"file": f"secrets/{n:04d}.txt", "kind": "secret", "family": family,
                              "context": ctx, "values": [value], "line": line})
-            with open(os.path.join(out, "secrets", f"{n:04d}.txt"), "w") as f:
+            with open(os.path.join(out, "secrets", f"{n:04d}.txt"), "w", encoding="utf-8") as f:
                 f.write(text)
             n += 1
     for family, ctx, text, values, line in key_cases(rand):
         manifest.append({"file": f"secrets/{n:04d}.txt", "kind": "secret", "family": family,
                          "context": ctx, "values": values, "line": line})
-        with open(os.path.join(out, "secrets", f"{n:04d}.txt"), "w") as f:
+        with open(os.path.join(out, "secrets", f"{n:04d}.txt"), "w", encoding="utf-8") as f:
             f.write(text)
         n += 1
     for i, (cat, text) in enumerate(lookalikes(rand)):
         manifest.append({"file": f"lookalikes/{i:04d}.txt", "kind": "lookalike", "family": cat})
-        with open(os.path.join(out, "lookalikes", f"{i:04d}.txt"), "w") as f:
+        with open(os.path.join(out, "lookalikes", f"{i:04d}.txt"), "w", encoding="utf-8") as f:
             f.write(text)
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
