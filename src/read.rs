@@ -38,6 +38,15 @@ pub fn text_of(
     }
 }
 
+/// The text of `file`, whose first bytes declared `encoding`, decoded to UTF-8 (see
+/// [`text_of`]), for a reader that found the mark in what it had read already.
+///
+/// # Errors
+/// `io:` naming `shown` when no pipe or thread can decode it.
+pub fn decoded(file: File, encoding: Encoding, shown: &str) -> Result<File> {
+    decode::decoded(file, encoding, shown)
+}
+
 /// The note of a file read through [`text_of`] that was decoded from `encoding`.
 pub fn decoded_note(shown: &str, encoding: Encoding) -> String {
     format!(

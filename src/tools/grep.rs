@@ -1157,14 +1157,20 @@ fn search_file(
         Err(e) => return Err(e),
     };
     let size = u64::try_from(node.stat().st_size).unwrap_or(0);
-    let (file, size, encoding) = crate::read::text_of(file, size, shown)?;
-    if let Some(e) = encoding {
+    let mut lines = Lines::new(file, Some(size), shown);
+    // Text in UTF-16 or UTF-32 (docs/contract.md#tools): the first block read tells, without a
+    // read of its own for every file of the walk.
+    if let Some(e) = crate::read::Encoding::of_mark(lines.head(BINARY_PROBE)?) {
         ctx.out.note(crate::read::decoded_note(
             &String::from_utf8_lossy(&job.display),
             e,
         ));
+        lines = Lines::new(
+            crate::read::decoded(lines.into_file()?, e, shown)?,
+            None,
+            shown,
+        );
     }
-    let mut lines = Lines::new(file, size, shown);
     match probe_binary(&mut lines)? {
         (false, _) => {
             let filter = Filter::new(ctx.policy.redact);

@@ -492,3 +492,21 @@ fn the_deadline_holds_from_the_first_read_of_a_config_file_to_a_read_that_blocks
     assert_eq!(v["error"], "timeout: the call took longer than 1 s");
     // The children end when the file system goes (before the sandbox does).
 }
+
+#[test]
+fn a_directory_search_decodes_text_that_starts_with_a_byte_order_mark() {
+    // The walk finds the mark in the first block it reads, not with a read of its own per file.
+    let env = TestEnv::new();
+    let utf16: Vec<u8> = "\u{feff}hello\nneedle here\n"
+        .encode_utf16()
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    env.write("d/le.txt", &utf16);
+    env.write("d/p.txt", "needle plain\n");
+    let a = env.run("grep", &["needle", "d"]);
+    a.ok("d/le.txt:2:needle here\nd/p.txt:1:needle plain\n");
+    assert_eq!(
+        a.notes,
+        ["d/le.txt: decoded from UTF-16LE (the file starts with its byte order mark)"]
+    );
+}
