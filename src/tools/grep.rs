@@ -1429,6 +1429,8 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
                 let job = job_of(e, count);
                 count += 1;
                 let found = search_job(ctx, &search, &job, &path, &stop, &held);
+                // Held as a worker's result is, until the printer lets it go.
+                held.fetch_add(found.out.len(), Ordering::Relaxed);
                 printer.take(job.index, job.display, found)?;
             }
             Ok(())

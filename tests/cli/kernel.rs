@@ -132,6 +132,29 @@ pub fn max_open_files(n: u64) -> ChildSetup {
     })
 }
 
+/// A child setup that pins readbox to the first CPU it may run on, so that it sees one core
+/// (`available_parallelism` follows the affinity) and searches on one thread.
+pub fn one_cpu() -> ChildSetup {
+    Arc::new(|| {
+        // SAFETY: plain system calls on a set on the stack.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let first = (0..libc::CPU_SETSIZE as usize)
+                .find(|&c| libc::CPU_ISSET(c, &set))
+                .unwrap_or(0);
+            libc::CPU_ZERO(&mut set);
+            libc::CPU_SET(first, &mut set);
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    })
+}
+
 /// A child setup under which file permissions bind readbox even when the tests run as root: it
 /// drops the capabilities that override them (`CAP_DAC_OVERRIDE`, `CAP_DAC_READ_SEARCH`) from the
 /// bounding set, so that the program it starts never has them. Where that is not permitted it does

@@ -1645,3 +1645,25 @@ fn grep_folded_multibyte_match_straddling_pieces_of_a_long_line_is_found() {
         }
     }
 }
+
+#[test]
+fn grep_on_one_core_answers_as_on_several() {
+    // On one core the search runs on the walking thread, which once let go of each file's
+    // matches without holding them first: the count of held bytes wrapped below zero (a panic in
+    // a debug build), and every later file was then handed back to be read again.
+    let mut env = TestEnv::new();
+    for d in 0..4 {
+        for f in 0..30 {
+            let body = if f % 7 == 0 {
+                "a needle\nhay\n"
+            } else {
+                "hay\n"
+            };
+            env.write(&format!("t/d{d}/f{f:02}.txt"), body);
+        }
+    }
+    let several = env.run("grep", &["needle", "t"]);
+    assert_eq!(several.lines().len(), 20, "{several:?}");
+    env.child_setup(crate::kernel::one_cpu());
+    env.run("grep", &["needle", "t"]).ok(&several.output);
+}
