@@ -31,7 +31,8 @@ def line(obj):
 
 def start(cwd):
     return subprocess.Popen([BIN, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            cwd=cwd, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+                            cwd=cwd, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                                          "READBOX_ROOTS": cwd})
 
 
 def to_initialize(cwd):
