@@ -887,6 +887,83 @@ impl Gate {
 }
 
 impl Gate {
+    /// The regular file `name` of the directory `dir`, for a walk that reads what it finds
+    /// (grep): tested against the excludes, then opened for reading from `dir`'s handle with one
+    /// `openat` (`O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC`) and examined with one
+    /// `statx` (docs/security.md#two-phase-open). Returns the file and its size, or `Ok(None)`
+    /// when it is excluded or hidden, gone or replaced by a symlink, not a regular file now, on
+    /// another filesystem or mount than its root (unless mounts are crossed), on a pseudo
+    /// filesystem, or a hard link the policy refuses: a walk leaves it out without a word. Where
+    /// the kernel does not tell a file's mount, the file is reached as [`Gate::child`] and
+    /// [`Gate::open_read`] reach it.
+    ///
+    /// # Errors
+    /// `io:` when it cannot be opened (permission refused: a walk counts it as unreadable), and
+    /// [`Error::Shortage`] when the process ran short of descriptors or memory.
+    pub fn open_child_file(
+        &self,
+        dir: &Node,
+        name: &OsStr,
+        shown: &str,
+    ) -> Result<Option<(File, u64)>> {
+        use rustix::fs::{AtFlags, FileType, StatxFlags};
+        let root = &self.roots[dir.root];
+        if !self.options.cross_mounts && root.mnt_id.is_none() {
+            let Some(node) = self.child(dir, name, shown)? else {
+                return Ok(None);
+            };
+            let size = u64::try_from(node.stat.st_size).unwrap_or(0);
+            return match self.open_read(&node, shown) {
+                Ok(file) => Ok(Some((file, size))),
+                Err(Error::Denied(_) | Error::NotAFile(_)) => Ok(None),
+                Err(e) => Err(e),
+            };
+        }
+        if self.excluded(dir.root, name, &dir.rel.join(name)) {
+            return Ok(None);
+        }
+        let fd = match rustix::fs::openat(
+            dir.fd.as_fd(),
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(e @ (Errno::ACCESS | Errno::PERM)) => return Err(Error::io(shown, &errno_io(e))),
+            Err(e) if scarce(e) => return Err(Error::io(shown, &errno_io(e))),
+            // Gone, a symlink (ELOOP), a socket (ENXIO), or anything else that is no file to read.
+            Err(_) => return Ok(None),
+        };
+        let sx = rustix::fs::statx(
+            &fd,
+            c"",
+            AtFlags::EMPTY_PATH,
+            StatxFlags::BASIC_STATS | StatxFlags::MNT_ID,
+        )
+        .map_err(|e| Error::io(shown, &errno_io(e)))?;
+        let dev = rustix::fs::makedev(sx.stx_dev_major, sx.stx_dev_minor);
+        let regular = FileType::from_raw_mode(u32::from(sx.stx_mode)) == FileType::RegularFile;
+        let other_mount = !self.options.cross_mounts
+            && (dev != root.stat.st_dev
+                || (sx.stx_mask & StatxFlags::MNT_ID.bits() != 0
+                    && Some(sx.stx_mnt_id) != root.mnt_id));
+        let pseudo = if dev == root.stat.st_dev {
+            root.pseudo
+        } else {
+            on_pseudo_fs(&fd)
+        };
+        let refused = self.options.deny_hardlinks && sx.stx_nlink > 1;
+        let hidden = self
+            .hidden
+            .ids
+            .iter()
+            .any(|&(d, i)| d == dev && i == sx.stx_ino);
+        if !regular || other_mount || pseudo || refused || hidden {
+            return Ok(None);
+        }
+        Ok(Some((File::from(fd), sx.stx_size)))
+    }
+
     /// The directories from `node`'s root down to its parent, for a walk that needs the ignore
     /// files above its start. Stops early (with fewer nodes) at anything that is not a directory
     /// any more, is excluded or cannot be examined.

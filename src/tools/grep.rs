@@ -1148,15 +1148,9 @@ fn search_file(
     stop: &AtomicBool,
     held: &AtomicUsize,
 ) -> Result<Found, Error> {
-    let Some(node) = ctx.gate.child(&job.dir, &job.name, shown)? else {
+    let Some((file, size)) = ctx.gate.open_child_file(&job.dir, &job.name, shown)? else {
         return Ok(Found::default());
     };
-    let file = match ctx.gate.open_read(&node, shown) {
-        Ok(f) => f,
-        Err(Error::Denied(_) | Error::NotAFile(_)) => return Ok(Found::default()),
-        Err(e) => return Err(e),
-    };
-    let size = u64::try_from(node.stat().st_size).unwrap_or(0);
     let mut lines = Lines::new(file, Some(size), shown);
     // Text in UTF-16 or UTF-32 (docs/contract.md#tools): the first block read tells, without a
     // read of its own for every file of the walk.

@@ -946,3 +946,37 @@ fn a_call_that_names_a_field_twice_is_refused() {
     env.readbox(&["call", "cat", r#"{"path":"a"}"#])
         .ok("inside a\n");
 }
+
+#[test]
+fn a_file_mounted_over_a_walked_name_is_not_read() {
+    // grep opens a walked file once from its directory: the file's mount, not only its device,
+    // must be the root's (a bind mount of the same filesystem keeps the device).
+    let env = TestEnv::new();
+    env.write("d/plain.txt", "needle here\n");
+    let target = env.write("d/cover.txt", "nothing\n");
+    std::fs::write(env.outside().join("mounted.txt"), "needle outside\n").unwrap();
+    let ok = std::process::Command::new("mount")
+        .args([
+            "--bind",
+            env.outside().join("mounted.txt").to_str().unwrap(),
+            target.to_str().unwrap(),
+        ])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!(
+            "skipped: `mount --bind` is not permitted here (needs root and a mount namespace)"
+        );
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _guard = Unmount(target.clone());
+    let a = env.run("grep", &["needle", "d"]);
+    assert!(!a.output.contains("outside"), "{a:?}");
+    assert!(a.output.contains("d/plain.txt:1:needle here"), "{a:?}");
+}
