@@ -679,12 +679,19 @@ fn walk_while_a_directory_moves(parked: &str, leak: &str) {
             }
         }
         eprintln!("{kernel:?}: {n} calls, {refused} refused while the directory moved; {base:?}");
-        // Calls whose racer moved the directory only after they answered show the listing: if
-        // none did, no output was looked at and the check above proved nothing.
-        assert!(
-            refused < n,
-            "{kernel:?}: every one of {n} calls was refused"
-        );
+        // How many racing calls were answered depends on the machine's speed (on a loaded one,
+        // every racer may fire mid-call). That the check above looks at real listings does not:
+        // unraced, each call shows the whole directory.
+        for (tool, args) in calls {
+            let a = env.run(tool, args);
+            let shown = a
+                .lines()
+                .iter()
+                .filter(|l| names.contains(l.trim_end_matches('/').trim_start_matches("sub/")))
+                .count();
+            let want = if tool == "grep" { 0 } else { 2000 };
+            assert_eq!(shown, want, "{kernel:?}: {tool} unraced: {:?}", a.error);
+        }
     }
 }
 
