@@ -85,23 +85,7 @@ impl Shell {
             .expect("start bash");
         let stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
-        // A reader thread turns stdout into lines on a channel, so that the harness can wait
-        // with a timeout instead of blocking forever on a hung command.
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
-            loop {
-                let mut line = Vec::new();
-                match r.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        if tx.send(line).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
+        let lines = line_channel(stdout);
         let mut shell = Shell {
             child,
             stdin,
@@ -154,6 +138,27 @@ impl Shell {
             text.extend_from_slice(&line);
         }
     }
+}
+
+/// The lines `reader` gives, each with its newline, on a channel that a reader thread fills, so
+/// that a harness can wait with a timeout instead of blocking forever on a hung command.
+pub(crate) fn line_channel(reader: impl std::io::Read + Send + 'static) -> Receiver<Vec<u8>> {
+    let (tx, lines) = channel();
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(reader);
+        loop {
+            let mut line = Vec::new();
+            match r.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    lines
 }
 
 impl Drop for Shell {

@@ -268,7 +268,7 @@ fn grep_keeps_the_matches_of_earlier_files_at_the_deadline() {
 }
 
 /// Sets `env` to log its calls in an audit log (docs/contract.md#audit-log), whose path it returns.
-fn audit_log(env: &mut TestEnv) -> std::path::PathBuf {
+pub(crate) fn audit_log(env: &mut TestEnv) -> std::path::PathBuf {
     let log = env.base().join("audit.jsonl");
     let cfg = env.config(
         "audit.toml",

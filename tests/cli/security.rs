@@ -193,32 +193,41 @@ fn hardlinks_are_refused_when_denied_and_read_when_allowed() {
         .fails("config", "READBOX_HARDLINKS");
 }
 
-#[test]
-fn a_mount_beneath_the_root_is_not_crossed() {
-    let env = TestEnv::new();
-    let mnt = env.mkdir("mnt");
-    std::fs::write(env.outside().join("mounted.txt"), "on another mount\n").unwrap();
+/// A bind mount, undone when dropped.
+struct Unmount(PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Bind-mounts `from` on `onto`; `None`, with the reason printed, where mounting is not
+/// permitted (it needs root and a mount namespace).
+fn bind_mount(from: &Path, onto: &Path) -> Option<Unmount> {
     let ok = std::process::Command::new("mount")
-        .args([
-            "--bind",
-            env.outside().to_str().unwrap(),
-            mnt.to_str().unwrap(),
-        ])
+        .arg("--bind")
+        .arg(from)
+        .arg(onto)
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
         eprintln!(
             "skipped: `mount --bind` is not permitted here (needs root and a mount namespace)"
         );
+        return None;
+    }
+    Some(Unmount(onto.to_path_buf()))
+}
+
+#[test]
+fn a_mount_beneath_the_root_is_not_crossed() {
+    let env = TestEnv::new();
+    let mnt = env.mkdir("mnt");
+    std::fs::write(env.outside().join("mounted.txt"), "on another mount\n").unwrap();
+    let Some(_guard) = bind_mount(&env.outside(), &mnt) else {
         return;
-    }
-    struct Unmount(PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _guard = Unmount(mnt.clone());
+    };
     // A bind mount of the same filesystem keeps st_dev; openat2's RESOLVE_NO_XDEV still refuses
     // to cross it, and the denial names the mount point as the caller reaches it.
     let crossing_at = |a: &crate::support::Answer, path: &str, mount: &str| {
@@ -962,27 +971,9 @@ fn a_file_mounted_over_a_walked_name_is_not_read() {
     env.write("d/plain.txt", "needle here\n");
     let target = env.write("d/cover.txt", "nothing\n");
     std::fs::write(env.outside().join("mounted.txt"), "needle outside\n").unwrap();
-    let ok = std::process::Command::new("mount")
-        .args([
-            "--bind",
-            env.outside().join("mounted.txt").to_str().unwrap(),
-            target.to_str().unwrap(),
-        ])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!(
-            "skipped: `mount --bind` is not permitted here (needs root and a mount namespace)"
-        );
+    let Some(_guard) = bind_mount(&env.outside().join("mounted.txt"), &target) else {
         return;
-    }
-    struct Unmount(PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _guard = Unmount(target.clone());
+    };
     let a = env.run("grep", &["needle", "d"]);
     assert!(!a.output.contains("outside"), "{a:?}");
     assert!(a.output.contains("d/plain.txt:1:needle here"), "{a:?}");

@@ -11,17 +11,17 @@
 //! `sh: exit N` line the status. No answer may hold a canary. Failures are collected so that one
 //! run reports every broken step; the counts are printed.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::agent_replay::{
     CANARY_MARKS, CARGO_TOML, DEV_TOML, LIB_RS, MAIN_RS, PROD_TOML, README, UTIL_RS, first_lines,
-    gnu_wc, last_lines, project, stat_is,
+    gnu_wc, last_lines, line_channel, project, stat_is,
 };
 use crate::support::TestEnv;
 
@@ -74,21 +74,7 @@ impl Session {
         // The command holds the pipe's write end: drop it so that the reader sees the end.
         drop(cmd);
         let stdin = child.stdin.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            let mut r = BufReader::new(reader);
-            loop {
-                let mut line = Vec::new();
-                match r.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        if tx.send(line).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
+        let lines = line_channel(reader);
         Session {
             child,
             stdin,
