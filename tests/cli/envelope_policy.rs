@@ -1324,7 +1324,7 @@ fn locked(extra: &str) -> TestEnv {
 }
 
 /// A sandbox whose READBOX_CONFIG locks the roots to its `root/`.
-fn locked_to_root() -> TestEnv {
+pub(crate) fn locked_to_root() -> TestEnv {
     let mut env = TestEnv::new();
     let cfg = env.config(
         "lock.toml",

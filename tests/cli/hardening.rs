@@ -48,17 +48,9 @@ fn the_audit_log_is_never_read_listed_or_matched_beneath_a_root() {
 
 #[test]
 fn install_makes_no_link_under_a_lock() {
-    let mut env = TestEnv::new();
+    let env = crate::envelope_policy::locked_to_root();
     let dir = env.base().join("links");
     std::fs::create_dir(&dir).unwrap();
-    let cfg = env.config(
-        "lock.toml",
-        &format!(
-            "lock = true\nallowed_directories = [{}]\n",
-            toml_str(&s(&env.root()))
-        ),
-    );
-    env.var("READBOX_CONFIG", &s(&cfg));
     env.readbox(&["install", &s(&dir)]).fails(
         "disabled",
         "install makes links, which a locked policy does not allow",

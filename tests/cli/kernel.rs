@@ -95,6 +95,12 @@ fn enosys(blocked: &[libc::c_long]) -> ChildSetup {
         program.push(stmt(RET_K, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32));
     }
     program.push(allow);
+    install_filter(program)
+}
+
+/// A child setup that installs the seccomp filter `program` (built before the fork, so that
+/// nothing allocates in the child).
+fn install_filter(program: Vec<libc::sock_filter>) -> ChildSetup {
     Arc::new(move || {
         let prog = libc::sock_fprog {
             len: program.len() as u16,
@@ -221,23 +227,5 @@ pub fn large_allocations_fail(limit: u32) -> Option<ChildSetup> {
     program.push(jump(JEQ_K, libc::SYS_mremap as u32, 0, 7));
     program.extend(length_over(2));
     program.push(allow);
-    Some(Arc::new(move || {
-        let prog = libc::sock_fprog {
-            len: program.len() as u16,
-            filter: program.as_ptr() as *mut libc::sock_filter,
-        };
-        // SAFETY: as in `enosys`.
-        unsafe {
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-                || libc::prctl(
-                    libc::PR_SET_SECCOMP,
-                    libc::SECCOMP_MODE_FILTER,
-                    &prog as *const libc::sock_fprog,
-                ) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
-        Ok(())
-    }))
+    Some(install_filter(program))
 }
