@@ -58,6 +58,9 @@ pub fn decoded_note(shown: &str, encoding: Encoding) -> String {
 /// Bytes asked of the kernel per read.
 pub const BLOCK: usize = 64 * 1024;
 
+/// The least a read of a regular file asks for: one page.
+const PAGE: usize = 4096;
+
 /// How much of a line longer than a block a reader holds at the most, as it will be shown: a
 /// line is held when the reader cannot tell in advance whether it ends (or reaches the cap)
 /// before the read budget runs out (a line that crosses the budget is not shown, one that
@@ -327,6 +330,12 @@ impl Lines {
             return self.fill_chunk();
         }
         let mut want = BLOCK.min(hold.saturating_sub(pending)).max(1);
+        if let Some(size) = self.size {
+            // A small file needs no whole block made and zeroed; one byte past its size still
+            // tells its end, and a page is the least a read is worth (the file may grow).
+            let left = usize::try_from(size.saturating_sub(self.read_to())).unwrap_or(usize::MAX);
+            want = want.min(left.saturating_add(1).max(PAGE));
+        }
         if let Some(stop) = self.stop_at {
             want = want.min(usize::try_from(stop.saturating_sub(self.read_to())).unwrap_or(want));
             if want == 0 {

@@ -13,14 +13,56 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 /// The exclude globs of the policy, matched regardless of case on a component's name and on its
 /// root-relative path (docs/contract.md#confinement; globset syntax, `*` and `?` do not cross `/`).
 ///
-/// A pattern without `/` can only ever match a single component, so it is tried on names, where
-/// `*` may be compiled as freely crossing (there is no `/` to cross) and globset needs no regex
-/// for the usual `.env`, `.env.*` or `*.pem`; a pattern with `/` is tried on the root-relative
-/// path, with `*` and `?` stopping at `/`.
+/// A pattern without `/` can only ever match a single component, so it is tried on names; a
+/// pattern with `/` is tried on the root-relative path, with `*` and `?` stopping at `/`. The
+/// usual name patterns, a whole name (`.env`), a name and `*` (`.env.*`) or `*` and a name
+/// (`*.pem`), are compared as bytes ([`Plain`]); only the others are compiled by globset, whose
+/// automaton would cost a call more to build than its whole search of the names.
 #[derive(Debug, Clone)]
 pub struct Excludes {
+    plain: Plain,
     names: GlobSet,
     paths: GlobSet,
+}
+
+/// Name patterns without a glob character but one leading or trailing `*`, each matched as
+/// globset matches it on a name: the whole name, a prefix, or a suffix (a `*` matches any bytes,
+/// none too).
+#[derive(Debug, Clone, Default)]
+struct Plain {
+    whole: Vec<Box<[u8]>>,
+    prefixes: Vec<Box<[u8]>>,
+    suffixes: Vec<Box<[u8]>>,
+}
+
+impl Plain {
+    /// Takes the case-folded name pattern `glob` when it is one of the three plain shapes.
+    fn take(&mut self, glob: &str) -> bool {
+        const SPECIAL: &[u8] = b"*?[]{}\\";
+        let plain = |s: &str| !s.bytes().any(|b| SPECIAL.contains(&b));
+        let (list, text) = if plain(glob) {
+            (&mut self.whole, glob)
+        } else if let Some(prefix) = glob.strip_suffix('*').filter(|p| plain(p)) {
+            (&mut self.prefixes, prefix)
+        } else if let Some(suffix) = glob.strip_prefix('*').filter(|s| plain(s)) {
+            (&mut self.suffixes, suffix)
+        } else {
+            return false;
+        };
+        list.push(text.as_bytes().into());
+        true
+    }
+
+    fn is_empty(&self) -> bool {
+        self.whole.is_empty() && self.prefixes.is_empty() && self.suffixes.is_empty()
+    }
+
+    /// Whether the case-folded `name` meets one of the patterns.
+    fn matches(&self, name: &[u8]) -> bool {
+        self.whole.iter().any(|w| **w == *name)
+            || self.prefixes.iter().any(|p| name.starts_with(p))
+            || self.suffixes.iter().any(|s| name.ends_with(s))
+    }
 }
 
 impl Excludes {
@@ -31,12 +73,16 @@ impl Excludes {
     /// with the reason.
     pub fn new(patterns: &[String]) -> std::result::Result<Excludes, (String, String)> {
         let (mut names, mut paths) = (GlobSetBuilder::new(), GlobSetBuilder::new());
+        let mut plain = Plain::default();
         for p in patterns {
             crate::glob::check(p).map_err(|why| (p.clone(), why))?;
             // Patterns and names are case-folded before they meet, so the globs themselves stay
             // case-sensitive.
             let folded = String::from_utf8_lossy(&case_fold(p.as_bytes())).into_owned();
             let on_path = folded.contains('/');
+            if !on_path && plain.take(&folded) {
+                continue;
+            }
             let glob = GlobBuilder::new(&folded)
                 .literal_separator(on_path)
                 .backslash_escape(true)
@@ -50,13 +96,25 @@ impl Excludes {
         }
         let build = |b: GlobSetBuilder| b.build().map_err(|e| (String::new(), e.to_string()));
         Ok(Excludes {
+            plain,
             names: build(names)?,
             paths: build(paths)?,
         })
     }
 
     fn is_empty(&self) -> bool {
-        self.names.is_empty() && self.paths.is_empty()
+        self.plain.is_empty() && self.names.is_empty() && self.paths.is_empty()
+    }
+
+    /// Whether a name pattern excludes the name `name`, as it is (not yet case-folded).
+    fn name_matches(&self, name: &[u8]) -> bool {
+        if self.plain.is_empty() && self.names.is_empty() {
+            return false;
+        }
+        let folded = case_fold(name);
+        self.plain.matches(&folded)
+            || (!self.names.is_empty()
+                && self.names.is_match(Path::new(OsStr::from_bytes(&folded))))
     }
 
     /// Whether the entry `name`, at root-relative path `rel` (which ends with `name`), is
@@ -70,12 +128,11 @@ impl Excludes {
         let matched = |set: &GlobSet, p: &[u8]| {
             !set.is_empty() && set.is_match(Path::new(OsStr::from_bytes(&case_fold(p))))
         };
-        if matched(&self.names, name.as_bytes()) || matched(&self.paths, rel.as_os_str().as_bytes())
-        {
+        if self.name_matches(name.as_bytes()) || matched(&self.paths, rel.as_os_str().as_bytes()) {
             return true;
         }
         let trimmed = trim_name(name.as_bytes());
-        if trimmed.len() < name.len() && matched(&self.names, trimmed) {
+        if trimmed.len() < name.len() && self.name_matches(trimmed) {
             return true;
         }
         // Path patterns only: each component of `rel` trimmed (callers test every ancestor, so
@@ -92,11 +149,7 @@ impl Excludes {
 
     /// Whether a name-only pattern (one without `/`) excludes `name`.
     pub fn matches_name(&self, name: &OsStr) -> bool {
-        let matched = |n: &[u8]| {
-            self.names
-                .is_match(Path::new(OsStr::from_bytes(&case_fold(n))))
-        };
-        !self.names.is_empty() && (matched(name.as_bytes()) || matched(trim_name(name.as_bytes())))
+        self.name_matches(name.as_bytes()) || self.name_matches(trim_name(name.as_bytes()))
     }
 
     /// Whether any component of the root-relative path `rel`, with its ancestors, is excluded.
@@ -155,4 +208,50 @@ fn case_fold(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
         out.extend_from_slice(chunk.invalid());
     }
     out.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plain shapes answer as globset does for the same pattern; the shapes next to them (two
+    /// `*`, a `?`, a class, an escape) go to globset; both see the folded name.
+    #[test]
+    fn plain_patterns_match_as_globset_does() {
+        let patterns = ".env .env.* *.pem *.KEY * .env* *env ** *.p*m .e?v [.]env \\*.pem id_*.pub";
+        let names = ".env .env. .env.local .ENV.Local env x.pem .pem pem a.key A.KEY a.pem.bak \
+                     id_rsa.pub id_.pub *.pem d\u{e9}j\u{e0}.pem";
+        for p in patterns.split(' ') {
+            let excludes = Excludes::new(&[p.to_string()]).unwrap();
+            let folded = String::from_utf8_lossy(&case_fold(p.as_bytes())).into_owned();
+            let oracle = GlobBuilder::new(&folded)
+                .backslash_escape(true)
+                .build()
+                .unwrap()
+                .compile_matcher();
+            for n in names.split(' ') {
+                // A name is also tried without its trailing dots and spaces.
+                let want = [n.as_bytes(), trim_name(n.as_bytes())]
+                    .iter()
+                    .any(|n| oracle.is_match(OsStr::from_bytes(&case_fold(n))));
+                let got = excludes.matches_name(OsStr::new(n));
+                assert_eq!(got, want, "pattern {p:?}, name {n:?}");
+            }
+        }
+    }
+
+    /// Which patterns skip globset: the three plain shapes, and nothing with another glob
+    /// character in it.
+    #[test]
+    fn only_plain_shapes_skip_globset() {
+        let patterns = ".env .env.* *.pem *.p*m a? b/c"
+            .split(' ')
+            .map(String::from);
+        let excludes = Excludes::new(&patterns.collect::<Vec<_>>()).unwrap();
+        assert_eq!(excludes.plain.whole.len(), 1);
+        assert_eq!(excludes.plain.prefixes.len(), 1);
+        assert_eq!(excludes.plain.suffixes.len(), 1);
+        assert_eq!(excludes.names.len(), 2);
+        assert_eq!(excludes.paths.len(), 1);
+    }
 }
