@@ -148,6 +148,45 @@ impl Call {
     }
 }
 
+/// What the standard library's `main` prepares before a Rust `main`, for the binary, whose C
+/// `main` starts [`run`] without it (std's own preparation reads `/proc/self/maps` to find the
+/// main thread's stack, a fifth of a small call's instructions): standard input, output and
+/// error that are closed are opened on `/dev/null`, so that no file readbox opens takes their
+/// numbers, and SIGPIPE is ignored, so that a write to a closed pipe is an error and not the
+/// end of the process.
+///
+/// # Panics
+/// Aborts the process when `/dev/null` cannot be opened in place of a closed descriptor, as the
+/// standard library does.
+pub fn start_process() {
+    use rustix::event::{PollFd, PollFlags, poll};
+    use std::os::fd::BorrowedFd;
+    // SAFETY: 0, 1 and 2 are only polled, never closed or read here; a closed one answers POLLNVAL.
+    let std_fds = unsafe { [0, 1, 2].map(|fd| BorrowedFd::borrow_raw(fd)) };
+    let mut fds = std_fds.map(|fd| PollFd::from_borrowed_fd(fd, PollFlags::empty()));
+    if poll(&mut fds, Some(&rustix::event::Timespec::default())).is_ok() {
+        for fd in &fds {
+            if fd.revents().contains(PollFlags::NVAL) {
+                // The lowest free number is the closed one; the descriptor stays open for good.
+                match rustix::fs::open(
+                    "/dev/null",
+                    rustix::fs::OFlags::RDWR,
+                    rustix::fs::Mode::empty(),
+                ) {
+                    Ok(null) => std::mem::forget(null),
+                    Err(_) => std::process::abort(),
+                }
+            }
+        }
+    }
+    unsafe extern "C" {
+        fn signal(signum: i32, handler: usize) -> usize;
+    }
+    const SIG_IGN: usize = 1;
+    // SAFETY: ignoring a signal installs no handler of ours.
+    unsafe { signal(rustix::process::Signal::PIPE.as_raw(), SIG_IGN) };
+}
+
 /// Runs one readbox call with the process's arguments and returns its exit status. Everything
 /// the call prints goes through [`envelope`].
 pub fn run(argv: Vec<OsString>) -> i32 {
