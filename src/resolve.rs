@@ -37,11 +37,11 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use rustix::fs::{FileType, Mode, OFlags, Stat};
+use rustix::fs::{Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 use crate::error::{Error, Result, scarce, shown};
@@ -49,11 +49,19 @@ use crate::error::{Error, Result, scarce, shown};
 mod aliases;
 mod bracket;
 mod excludes;
+mod kind;
+mod lexical;
 mod stdin;
+mod sys;
 
 pub use bracket::Ticket;
 pub use excludes::Excludes;
+pub use kind::Kind;
+pub use lexical::fold;
 pub use stdin::Stdin;
+
+use lexical::{Part, crosses_mount, parent_or_self, push_argument, push_components, push_target};
+use sys::{OPENAT2, alias_target, errno_io, mount_id, on_pseudo_fs, open_beneath, openat2_beneath};
 
 /// Components left in a path that cannot be walked further, beyond which the rest is not
 /// examined (a path the kernel accepts holds at most 4096 bytes, so at most 2048 components).
@@ -65,73 +73,6 @@ pub const MAX_SYMLINK_HOPS: u32 = 40;
 /// Why a relative path is denied when the working directory lies beneath no root; the error
 /// never names the working directory (docs/contract.md#policy).
 pub const WORKDIR_OUTSIDE: &str = "the working directory is outside the roots";
-
-/// The type of an object, from its mode (as `stat` names them in docs/contract.md#tools).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A regular file.
-    File,
-    /// A directory.
-    Directory,
-    /// A symbolic link (only seen in walks, which never follow them).
-    Symlink,
-    /// A named pipe.
-    Fifo,
-    /// A Unix socket.
-    Socket,
-    /// A character device.
-    CharDevice,
-    /// A block device.
-    BlockDevice,
-    /// A mode that is none of the above (a filesystem that reports something else): never read,
-    /// never listed, since nothing about it is known.
-    Unknown,
-}
-
-impl Kind {
-    /// The kind of the object described by `st`.
-    pub fn of(st: &Stat) -> Kind {
-        match FileType::from_raw_mode(st.st_mode) {
-            FileType::RegularFile => Kind::File,
-            FileType::Directory => Kind::Directory,
-            FileType::Symlink => Kind::Symlink,
-            FileType::Fifo => Kind::Fifo,
-            FileType::Socket => Kind::Socket,
-            FileType::CharacterDevice => Kind::CharDevice,
-            FileType::BlockDevice => Kind::BlockDevice,
-            // Unsure what it is: not a regular file, so nothing opens it for reading.
-            FileType::Unknown => Kind::Unknown,
-        }
-    }
-
-    /// The kind a directory listing reports (`d_type`), if it reports one.
-    pub fn from_file_type(t: FileType) -> Option<Kind> {
-        match t {
-            FileType::RegularFile => Some(Kind::File),
-            FileType::Directory => Some(Kind::Directory),
-            FileType::Symlink => Some(Kind::Symlink),
-            FileType::Fifo => Some(Kind::Fifo),
-            FileType::Socket => Some(Kind::Socket),
-            FileType::CharacterDevice => Some(Kind::CharDevice),
-            FileType::BlockDevice => Some(Kind::BlockDevice),
-            FileType::Unknown => None,
-        }
-    }
-
-    /// The name `stat` prints: `file`, `directory`, `fifo`, `socket`, `char_device`, …
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::File => "file",
-            Kind::Directory => "directory",
-            Kind::Symlink => "symlink",
-            Kind::Fifo => "fifo",
-            Kind::Socket => "socket",
-            Kind::CharDevice => "char_device",
-            Kind::BlockDevice => "block_device",
-            Kind::Unknown => "unknown",
-        }
-    }
-}
 
 /// A root: its canonical path and a directory handle opened once at start.
 #[derive(Debug)]
@@ -254,10 +195,6 @@ struct Step {
 /// The root-relative path of the directory at the top of `stack` (its first step is the root).
 fn rel_of(stack: &[Step]) -> PathBuf {
     stack[1..].iter().map(|s| s.name.as_os_str()).collect()
-}
-
-fn errno_io(e: Errno) -> std::io::Error {
-    std::io::Error::from_raw_os_error(e.raw_os_error())
 }
 
 impl Gate {
@@ -997,218 +934,6 @@ impl Gate {
     }
 }
 
-/// The denial of a path that crosses a mount point with `cross_mounts` off: it names the mount
-/// point as the caller would reach it, the caller's argument up to `origin` (see [`Part`]),
-/// its slashes folded (docs/contract.md#confinement). A mount point met before the argument's
-/// own words (on the way to the working directory) is not named.
-fn crosses_mount(arg: &[u8], origin: usize, shown_arg: &str) -> Error {
-    let words = &arg[..origin.min(arg.len())];
-    let mut prefix: Vec<u8> = if words.starts_with(b"/") {
-        b"/".to_vec()
-    } else {
-        Vec::new()
-    };
-    for (i, part) in words
-        .split(|&b| b == b'/')
-        .filter(|p| !p.is_empty())
-        .enumerate()
-    {
-        if i > 0 {
-            prefix.push(b'/');
-        }
-        prefix.extend_from_slice(part);
-    }
-    if prefix.is_empty() || prefix == b"/" {
-        return Error::Denied(shown_arg.into());
-    }
-    Error::Denied(format!(
-        "{shown_arg}: crosses the mount point {} (cross_mounts is off)",
-        shown(&prefix)
-    ))
-}
-
-/// Whether this kernel has openat2: unknown, yes, no (it answers ENOSYS, or a seccomp filter
-/// answers EPERM).
-static OPENAT2: AtomicU8 = AtomicU8::new(0);
-
-/// `O_PATH | O_NOFOLLOW` open of the single component `name` beneath `dir`.
-fn open_beneath(
-    dir: BorrowedFd<'_>,
-    name: &OsStr,
-    no_xdev: bool,
-) -> std::result::Result<OwnedFd, Errno> {
-    match openat2_beneath(dir, Path::new(name), no_xdev) {
-        Some(opened) => opened,
-        None => rustix::fs::openat(
-            dir,
-            name,
-            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        ),
-    }
-}
-
-/// `O_PATH | O_NOFOLLOW` open of the relative `path` beneath `dir` in one
-/// `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS [| RESOLVE_NO_XDEV])`:
-/// the kernel refuses any symlink on the way and checks, once the lookup is done, that the object
-/// lies beneath `dir`. `None` when this kernel has no openat2.
-fn openat2_beneath(
-    dir: BorrowedFd<'_>,
-    path: &Path,
-    no_xdev: bool,
-) -> Option<std::result::Result<OwnedFd, Errno>> {
-    use rustix::fs::ResolveFlags;
-    if OPENAT2.load(Ordering::Relaxed) == 2 {
-        return None;
-    }
-    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let mut how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-    if no_xdev {
-        how |= ResolveFlags::NO_XDEV;
-    }
-    let mut tries = 0;
-    loop {
-        match rustix::fs::openat2(dir, path, flags, Mode::empty(), how) {
-            Err(Errno::NOSYS | Errno::PERM) if OPENAT2.load(Ordering::Relaxed) == 0 => {
-                OPENAT2.store(2, Ordering::Relaxed);
-                return None;
-            }
-            // The kernel asks for a retry when a rename raced the lookup.
-            Err(Errno::AGAIN) if tries < 8 => tries += 1,
-            other => {
-                OPENAT2.store(1, Ordering::Relaxed);
-                return Some(other);
-            }
-        }
-    }
-}
-
-/// Folds `.`, `..` and repeated slashes of an absolute path lexically (`..` at `/` stays at `/`),
-/// touching nothing on disk; `None` for a path with a prefix (none on Unix).
-pub fn fold(p: &Path) -> Option<PathBuf> {
-    let mut out = PathBuf::from("/");
-    for c in p.components() {
-        match c {
-            Component::RootDir | Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(n) => out.push(n),
-            Component::Prefix(_) => return None,
-        }
-    }
-    Some(out)
-}
-
-/// A component waiting to be walked, with where it came from: the end, in the caller's
-/// argument, of the component that led to it (itself, or the symlink whose target holds it); 0
-/// for a component of the working directory. The caller's argument up to there is how the caller
-/// reaches the object (for the mount point named in a denial).
-type Part = (OsString, usize);
-
-/// Pushes the components of `p` on the stack `queue` so that the first component is popped
-/// first, all from `origin`. `.` components are kept (they check that the current object is a
-/// directory).
-fn push_components(queue: &mut Vec<Part>, p: &Path, origin: usize) {
-    let bytes = p.as_os_str().as_bytes();
-    let parts: Vec<&[u8]> = bytes
-        .split(|&b| b == b'/')
-        .filter(|s| !s.is_empty())
-        .collect();
-    for part in parts.into_iter().rev() {
-        queue.push((OsStr::from_bytes(part).to_os_string(), origin));
-    }
-}
-
-/// Pushes the components of the caller's argument, each with its own end as its origin.
-fn push_argument(queue: &mut Vec<Part>, arg: &[u8]) {
-    let mut parts = Vec::new();
-    let mut start = 0;
-    for (i, &b) in arg
-        .iter()
-        .enumerate()
-        .chain(std::iter::once((arg.len(), &b'/')))
-    {
-        if b == b'/' {
-            if i > start {
-                parts.push((start, i));
-            }
-            start = i + 1;
-        }
-    }
-    for (from, to) in parts.into_iter().rev() {
-        queue.push((OsStr::from_bytes(&arg[from..to]).to_os_string(), to));
-    }
-}
-
-/// The target of `dir/name` when it is a symlink. `dir` is a canonical ancestor of a root, so it
-/// is a real directory; nothing outside the roots is ever opened for reading here.
-///
-/// # Errors
-/// The process ran short of descriptors or memory: nothing is known then (never a denial).
-fn alias_target(dir: &Path, name: &OsStr) -> std::result::Result<Option<PathBuf>, Errno> {
-    let short = |e: Errno| if scarce(e) { Err(e) } else { Ok(None) };
-    let dir_fd = match rustix::fs::open(
-        dir,
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) {
-        Ok(fd) => fd,
-        Err(e) => return short(e),
-    };
-    let target = match rustix::fs::readlinkat(&dir_fd, name, Vec::new()) {
-        Ok(t) => t,
-        Err(e) => return short(e),
-    };
-    let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
-    Ok((!target.as_os_str().is_empty()).then_some(target))
-}
-
-/// Pushes a symlink's target for the walk to follow next, its components from the link's
-/// `origin`. A target that ends in `/` must name a directory, as the kernel requires: a `.` after
-/// it checks that.
-fn push_target(queue: &mut Vec<Part>, target: &Path, origin: usize) {
-    if target.as_os_str().as_bytes().ends_with(b"/") {
-        queue.push((OsString::from("."), origin));
-    }
-    push_components(queue, target, origin);
-}
-
-fn parent_or_self(p: &Path) -> PathBuf {
-    p.parent()
-        .map_or_else(|| p.to_path_buf(), Path::to_path_buf)
-}
-
-/// The mount id of the object behind `fd` (statx, Linux 5.8 and later).
-fn mount_id(fd: &OwnedFd) -> Option<u64> {
-    use rustix::fs::{AtFlags, StatxFlags};
-    let st = rustix::fs::statx(fd, c"", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID).ok()?;
-    (st.stx_mask & StatxFlags::MNT_ID.bits() != 0).then_some(st.stx_mnt_id)
-}
-
-/// Filesystems whose "files" are kernel interfaces, not content (docs/security.md#two-phase-open).
-fn on_pseudo_fs(fd: &OwnedFd) -> bool {
-    const PSEUDO: &[i64] = &[
-        0x9fa0,      // procfs
-        0x6265_6572, // sysfs
-        0x1cd1,      // devpts
-        0x6462_6720, // debugfs
-        0x7472_6163, // tracefs
-        0x7363_6673, // securityfs
-        0x0027_e0eb, // cgroup
-        0x6367_7270, // cgroup2
-        0xcafe_4a11, // bpf
-        0x6265_6570, // configfs
-        0x6165_676c, // pstore
-        0xde5e_81e4, // efivarfs
-    ];
-    match rustix::fs::fstatfs(fd) {
-        #[allow(clippy::unnecessary_cast)]
-        Ok(st) => PSEUDO.contains(&(st.f_type as i64)),
-        Err(_) => true,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1269,20 +994,6 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_mode_is_never_taken_for_a_regular_file() {
-        // SAFETY: Stat is a plain C struct, for which all zeroes is a valid value.
-        let mut st: Stat = unsafe { std::mem::zeroed() };
-        st.st_mode = 0o100_644;
-        assert_eq!(Kind::of(&st), Kind::File);
-        // 0o160000 is no file type Linux defines (S_IFMT less the seven known ones).
-        st.st_mode = 0o160_644;
-        assert_eq!(Kind::of(&st), Kind::Unknown);
-        st.st_mode = 0o644;
-        assert_eq!(Kind::of(&st), Kind::Unknown);
-        assert_eq!(Kind::Unknown.name(), "unknown");
-    }
-
-    #[test]
     fn the_gate_does_not_open_an_object_of_unknown_kind_for_reading() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("f"), "content\n").unwrap();
@@ -1303,12 +1014,6 @@ mod tests {
     }
 
     #[test]
-    fn fold_handles_dots_and_slashes() {
-        assert_eq!(fold(Path::new("/a/./b//../c")), Some(PathBuf::from("/a/c")));
-        assert_eq!(fold(Path::new("/../x")), Some(PathBuf::from("/x")));
-    }
-
-    #[test]
     fn path_of_names_the_directory_reached_without_links() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
@@ -1324,35 +1029,5 @@ mod tests {
         assert_eq!(path_of(".").as_os_str(), root.as_os_str());
         assert_eq!(path_of("link"), root.join("a/b"));
         assert_eq!(path_of("link/../b/."), root.join("a/b"));
-    }
-
-    #[test]
-    fn components_pop_in_order() {
-        let mut q = Vec::new();
-        push_components(&mut q, Path::new("/a//b/./c"), 7);
-        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
-        let want: Vec<Part> = ["a", "b", ".", "c"]
-            .iter()
-            .map(|c| (OsString::from(c), 7))
-            .collect();
-        assert_eq!(order, want);
-    }
-
-    #[test]
-    fn argument_components_remember_where_they_end() {
-        let mut q = Vec::new();
-        push_argument(&mut q, b"mnt//x/");
-        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
-        assert_eq!(
-            order,
-            [(OsString::from("mnt"), 3), (OsString::from("x"), 6)]
-        );
-        let named = |arg: &[u8], origin| crosses_mount(arg, origin, "P").to_string();
-        assert_eq!(
-            named(b"a//mnt/x", 6),
-            "denied: P: crosses the mount point a/mnt (cross_mounts is off)"
-        );
-        assert!(named(b"/r/mnt/x", 6).contains("mount point /r/mnt "));
-        assert_eq!(named(b"x", 0), "denied: P");
     }
 }

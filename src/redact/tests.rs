@@ -2,6 +2,8 @@
 //! formats, with their prefixes put together from pieces (`concat!("gh", "p_")`), so that the
 //! repository holds no string a secret scanner would flag.
 
+use super::pairs::NAME_MAX;
+use super::scan::regex;
 use super::*;
 
 const AKIA: &str = concat!("AK", "IA");
