@@ -13,7 +13,7 @@
 
 use std::fmt::Write as _;
 
-use crate::support::{Answer, TestEnv};
+use crate::support::{Answer, Rng, TestEnv};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -23,9 +23,10 @@ use crate::support::{Answer, TestEnv};
 /// it) inside matches and lines.
 const READ_BUFFER: usize = 128 * 1024;
 
-/// A tiny deterministic generator, so that the big files are the same on every run.
+/// Filler text for the big files, from the shared generator, so that they are the same on every
+/// run.
 struct Filler {
-    state: u64,
+    rng: Rng,
     /// Random filler text, copied from at random offsets (fast even in a debug build).
     pool: Vec<u8>,
 }
@@ -35,26 +36,15 @@ impl Filler {
         // The alphabet has no `z`, `q`, `#` or capitals, so the needles below can never appear
         // by chance.
         const ALPHABET: &[u8] = b"abcdefghijklmnop rstuvwxy";
-        let mut f = Filler {
-            state: seed | 1,
-            pool: Vec::new(),
-        };
-        f.pool = (0..64 * 1024)
-            .map(|_| ALPHABET[(f.next() % ALPHABET.len() as u64) as usize])
+        let mut rng = Rng::new(seed);
+        let pool = (0..64 * 1024)
+            .map(|_| ALPHABET[rng.below(ALPHABET.len())])
             .collect();
-        f
-    }
-
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.state ^= self.state >> 12;
-        self.state ^= self.state << 25;
-        self.state ^= self.state >> 27;
-        self.state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        Filler { rng, pool }
     }
 
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.rng.below(n)
     }
 
     /// Appends `len` bytes of filler text (no `\n`).
