@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::support::{Answer, Rng, TestEnv};
+use crate::support::{Answer, Rng, TestEnv, capped};
 
 const GNU_DIFF: &str = "/usr/bin/diff";
 const PATCH: &str = "/usr/bin/patch";
@@ -788,13 +788,12 @@ fn a_long_diff_is_truncated_after_its_last_whole_line_and_exits_1() {
     env.var("READBOX_MAX_OUTPUT_BYTES", &cap.to_string());
     pair(&env, &a, &b);
     let r = diff_ab(&env, 3);
-    let cut = full[..cap].rfind('\n').unwrap() + 1;
     assert_eq!(r.error, None, "truncation is not an error");
     assert!(r.truncated, "truncated flag");
     assert_eq!(r.status, 1, "a truncated diff still reports differences");
     assert_eq!(
         r.output,
-        full[..cut],
+        capped(&full, cap),
         "the longest prefix of whole lines that fits the cap"
     );
     assert!(
@@ -815,8 +814,7 @@ fn a_long_diff_is_truncated_after_its_last_whole_line_and_exits_1() {
     let r = diff_ab(&text, 3);
     let expected: String = format!("{H}@@ -1,500 +1,500 @@\n") + &"-a\n".repeat(500);
     assert_eq!(r.status, 1, "text format truncated diff exit status");
-    let cut = expected[..200].rfind('\n').unwrap() + 1;
-    assert_eq!(String::from_utf8_lossy(&r.stdout), expected[..cut]);
+    assert_eq!(String::from_utf8_lossy(&r.stdout), capped(&expected, 200));
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert_eq!(
         stderr.trim_end().lines().last(),

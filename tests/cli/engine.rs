@@ -6,7 +6,7 @@ use std::io::Read;
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{Answer, TestEnv};
+use crate::support::{Answer, TestEnv, capped};
 
 const GIB: &str = "1073741824";
 
@@ -286,15 +286,6 @@ fn varied_lines() -> String {
         .collect()
 }
 
-/// The longest prefix of `text` made of whole lines within `cap` bytes.
-fn whole_lines(text: &str, cap: usize) -> &str {
-    let end = text.as_bytes()[..cap.min(text.len())]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    &text[..end]
-}
-
 fn cut_to(env: &mut TestEnv, cap: usize) {
     env.var("READBOX_MAX_OUTPUT_BYTES", &cap.to_string());
 }
@@ -313,7 +304,7 @@ fn output_is_cut_after_the_last_whole_line_that_fits() {
                 &["f.txt"]
             };
             let a = env.both(tool, args);
-            a.ok(whole_lines(&text, cap));
+            a.ok(capped(&text, cap));
             assert!(a.truncated && !a.notes.is_empty(), "{tool} with cap {cap}");
         }
         let grep_full: String = text
@@ -322,7 +313,7 @@ fn output_is_cut_after_the_last_whole_line_that_fits() {
             .map(|(i, l)| format!("f.txt:{}:{l}\n", i + 1))
             .collect();
         let a = env.both("grep", &["line", "f.txt"]);
-        a.ok(whole_lines(&grep_full, cap));
+        a.ok(capped(&grep_full, cap));
         assert!(a.truncated);
     }
 }

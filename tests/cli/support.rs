@@ -579,3 +579,39 @@ impl Rng {
         Duration::from_nanos(self.next_u64() % nanos)
     }
 }
+
+/// What `max_output_bytes` leaves of `full`, the whole output of a line-based tool
+/// (docs/contract.md#envelope): all of it when it fits; else the longest prefix made of whole
+/// lines that fits in `cap` bytes, or `full` cut on a character boundary when not even the
+/// first line fits, or when the line that the cap falls in is longer than 64 KiB with its `\n`.
+/// (tail keeps the end instead, and grep shows a long matching line as a window.)
+pub fn capped(full: &str, cap: usize) -> &str {
+    if full.len() <= cap {
+        return full;
+    }
+    let bytes = full.as_bytes();
+    let start = bytes[..cap]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map(|i| i + 1);
+    let line_end = bytes[cap..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(full.len(), |i| cap + i + 1);
+    match start {
+        Some(s) if line_end - s <= 64 * 1024 => &full[..s],
+        _ => char_prefix(full, cap),
+    }
+}
+
+/// `s` cut to at most `n` bytes on a character boundary, as the cap cuts inside a line.
+pub fn char_prefix(s: &str, n: usize) -> &str {
+    if s.len() <= n {
+        return s;
+    }
+    let mut end = n;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}

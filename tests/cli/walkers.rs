@@ -13,7 +13,7 @@
 
 use std::fmt::Write as _;
 
-use crate::support::{Answer, Rng, TestEnv};
+use crate::support::{Answer, Rng, TestEnv, capped, char_prefix};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -94,18 +94,6 @@ fn expected_grep(display: &str, content: &[u8], hit: impl Fn(&[u8]) -> bool) -> 
     out
 }
 
-/// `s` cut to at most `n` bytes on a character boundary, as `max_output_bytes` cuts `output`.
-fn cut(s: &str, n: usize) -> &str {
-    if s.len() <= n {
-        return s;
-    }
-    let mut end = n;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
 /// Compares two long outputs line by line and reports the first difference briefly (a failing
 /// assert_eq on megabytes of text would be unreadable).
 #[track_caller]
@@ -114,7 +102,12 @@ fn assert_same_lines(actual: &str, expected: &str, what: &str) {
         if s.len() <= 160 {
             s.to_string()
         } else {
-            format!("{}…({} bytes)…{}", cut(s, 80), s.len(), &s[s.len() - 60..])
+            format!(
+                "{}…({} bytes)…{}",
+                char_prefix(s, 80),
+                s.len(),
+                &s[s.len() - 60..]
+            )
         }
     };
     let a: Vec<&str> = actual.split_inclusive('\n').collect();
@@ -161,7 +154,7 @@ fn truncated_to(a: &Answer, full: &str, cap: usize, status: i32) {
         "test setup: the full output must exceed the cap"
     );
     assert!(
-        a.output == whole_lines(full, cap),
+        a.output == capped(full, cap),
         "{}: output is not the whole lines of the full output that fit {cap} bytes: got {} bytes \
          ending {:?}",
         a.shown,
@@ -206,25 +199,6 @@ fn window_shows(a: &Answer, name: &str, line: u64, text: &str, cap: usize) {
         a.shown,
         a.notes
     );
-}
-
-/// What the cap leaves of `full` (docs/contract.md#envelope): the longest prefix made of whole
-/// lines that fits in `cap` bytes, or `full` cut on a character boundary when not even the first
-/// line fits, or when the line that the cap falls in is longer than 64 KiB.
-fn whole_lines(full: &str, cap: usize) -> &str {
-    let bytes = full.as_bytes();
-    let start = bytes[..cap.min(full.len())]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map(|i| i + 1);
-    let line_end = bytes[cap.min(full.len())..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(full.len(), |i| cap + i + 1);
-    match start {
-        Some(s) if line_end - s <= 64 * 1024 => &full[..s],
-        _ => cut(full, cap),
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
