@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{Answer, TestEnv};
+use crate::support::{Answer, TestEnv, capped};
 
 /// A path as a string, for variables and error texts.
 fn s(p: &Path) -> String {
@@ -475,6 +475,17 @@ fn a_truncated_call_exits_0_and_a_truncated_diff_exits_1() {
 
 #[test]
 fn meta_commands_obey_the_output_cap() {
+    let mut env = TestEnv::new();
+    let full_help = env.readbox(&["help"]).output;
+    let full_schema = env.readbox(&["schema"]).output;
+    env.var("READBOX_MAX_OUTPUT_BYTES", "20");
+    // Cut inside the first line, which alone is longer than the cap.
+    let a = env.readbox(&["help"]);
+    assert_eq!((a.status, &a.error, a.truncated), (0, &None, true));
+    assert_eq!(a.output, capped(&full_help, 20));
+    let a = env.readbox(&["schema"]);
+    assert_eq!((a.status, &a.error, a.truncated), (0, &None, true));
+    assert_eq!(a.output, capped(&full_schema, 20));
     let mut env = TestEnv::new();
     env.var("READBOX_MAX_OUTPUT_BYTES", "6");
     let a = env.readbox(&["list"]);
@@ -1654,4 +1665,78 @@ fn an_audit_log_that_cannot_be_written_is_an_io_error_with_no_output() {
             stderr_text(&a)
         );
     }
+}
+
+/// The subtree under the first key named `key`, anywhere in `v`.
+fn find_key<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    match v {
+        Value::Object(m) => m
+            .get(key)
+            .or_else(|| m.values().find_map(|c| find_key(c, key))),
+        Value::Array(a) => a.iter().find_map(|c| find_key(c, key)),
+        _ => None,
+    }
+}
+
+/// True when `v` is, or holds, the number `n`.
+fn has_number(v: &Value, n: f64) -> bool {
+    match v {
+        Value::Number(x) => x.as_f64() == Some(n),
+        Value::Object(m) => m.values().any(|c| has_number(c, n)),
+        Value::Array(a) => a.iter().any(|c| has_number(c, n)),
+        _ => false,
+    }
+}
+
+#[test]
+fn policy_is_json_with_values_and_their_sources() {
+    let mut env = TestEnv::new();
+    env.mkdir("sub");
+    let cfg = env.config("c.toml", "timeout = 7\n");
+    env.var("READBOX_CONFIG", cfg.to_str().unwrap());
+    env.var("READBOX_MAX_OUTPUT_BYTES", "1234");
+    env.var("READBOX_ROOTS", env.p("sub").to_str().unwrap());
+    let a = env.readbox(&["policy"]);
+    assert_eq!((a.status, &a.error), (0, &None));
+    let doc = a.json();
+    let roots = find_key(&doc, "allowed_directories").expect("policy shows allowed_directories");
+    let sub = env.p("sub").display().to_string();
+    assert!(
+        roots.to_string().contains(&sub),
+        "roots should be {sub}: {roots}"
+    );
+    let cap = find_key(&doc, "max_output_bytes")
+        .expect("policy shows max_output_bytes")
+        .to_string();
+    assert!(
+        has_number(find_key(&doc, "max_output_bytes").unwrap(), 1234.0),
+        "max_output_bytes: {cap}"
+    );
+    assert!(
+        cap.contains("READBOX_MAX_OUTPUT_BYTES") || cap.to_lowercase().contains("env"),
+        "max_output_bytes should say it came from the environment: {cap}"
+    );
+    let timeout = find_key(&doc, "timeout")
+        .expect("policy shows timeout")
+        .to_string();
+    assert!(
+        has_number(find_key(&doc, "timeout").unwrap(), 7.0),
+        "timeout: {timeout}"
+    );
+    assert!(
+        timeout.contains(cfg.to_str().unwrap()),
+        "timeout should say it came from {}: {timeout}",
+        cfg.display()
+    );
+    let entries = find_key(&doc, "max_entries")
+        .expect("policy shows max_entries")
+        .to_string();
+    assert!(
+        has_number(find_key(&doc, "max_entries").unwrap(), 10000.0),
+        "max_entries default: {entries}"
+    );
+    assert!(
+        !entries.to_lowercase().contains("env"),
+        "max_entries was not set in the environment: {entries}"
+    );
 }

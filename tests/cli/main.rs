@@ -7,9 +7,11 @@ mod support;
 
 mod agent_replay;
 
+mod args;
+mod call;
 mod completions;
 mod diff;
-mod dispatch_args;
+mod dispatch;
 mod docs;
 mod engine;
 mod envelope_policy;
@@ -17,7 +19,9 @@ mod hardening;
 mod hints_gnu;
 mod honest;
 mod input_hints;
+mod install;
 mod mcp;
+mod meta;
 mod readers_confinement;
 mod redaction;
 mod repository;
