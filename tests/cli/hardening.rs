@@ -48,7 +48,7 @@ fn the_audit_log_is_never_read_listed_or_matched_beneath_a_root() {
 
 #[test]
 fn install_makes_no_link_under_a_lock() {
-    let env = crate::envelope_policy::locked_to_root();
+    let env = crate::lock::locked_to_root();
     let dir = env.base().join("links");
     std::fs::create_dir(&dir).unwrap();
     env.readbox(&["install", &s(&dir)]).fails(
