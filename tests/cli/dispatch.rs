@@ -231,7 +231,7 @@ pub(crate) fn sorted(mut v: Vec<&str>) -> Vec<&str> {
 // ---------------------------------------------------------------------------------------------
 // §1 never starts a program, never writes
 
-pub(crate) fn tree(dir: &Path, out: &mut Vec<String>) {
+fn tree(dir: &Path, out: &mut Vec<String>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap())
