@@ -2,6 +2,7 @@
 //! contract; `support` builds a fresh sandbox per test and checks the envelope on every call.
 
 mod fuse;
+mod generators;
 mod kernel;
 mod support;
 
