@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::support::{Answer, TestEnv};
+use crate::support::{Answer, Rng, TestEnv, capped};
 
 const GNU_DIFF: &str = "/usr/bin/diff";
 const PATCH: &str = "/usr/bin/patch";
@@ -170,30 +170,6 @@ fn changed_lines(diff: &[u8]) -> (usize, usize) {
     (minus, plus)
 }
 
-/// A tiny xorshift64 generator: seeded, so a failing pair can be reproduced, and no extra crate.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-
-    /// A number in 0..n.
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// True one time in `n`.
-    fn one_in(&mut self, n: usize) -> bool {
-        self.below(n) == 0
-    }
-}
-
 /// One random line with its terminator. The pool is small so that equal lines recur and the
 /// diff has to choose between several alignments; an empty line and a CRLF one in eight test
 /// that terminators are part of the line.
@@ -257,7 +233,7 @@ fn random_pair(rng: &mut Rng) -> (Vec<u8>, Vec<u8>) {
 
 /// The 200 seeded pairs with their context, shared by the round-trip and minimality tests.
 fn random_cases() -> Vec<(Vec<u8>, Vec<u8>, usize)> {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
     (0..200)
         .map(|_| {
             let (a, b) = random_pair(&mut rng);
@@ -812,13 +788,12 @@ fn a_long_diff_is_truncated_after_its_last_whole_line_and_exits_1() {
     env.var("READBOX_MAX_OUTPUT_BYTES", &cap.to_string());
     pair(&env, &a, &b);
     let r = diff_ab(&env, 3);
-    let cut = full[..cap].rfind('\n').unwrap() + 1;
     assert_eq!(r.error, None, "truncation is not an error");
     assert!(r.truncated, "truncated flag");
     assert_eq!(r.status, 1, "a truncated diff still reports differences");
     assert_eq!(
         r.output,
-        full[..cut],
+        capped(&full, cap),
         "the longest prefix of whole lines that fits the cap"
     );
     assert!(
@@ -839,8 +814,7 @@ fn a_long_diff_is_truncated_after_its_last_whole_line_and_exits_1() {
     let r = diff_ab(&text, 3);
     let expected: String = format!("{H}@@ -1,500 +1,500 @@\n") + &"-a\n".repeat(500);
     assert_eq!(r.status, 1, "text format truncated diff exit status");
-    let cut = expected[..200].rfind('\n').unwrap() + 1;
-    assert_eq!(String::from_utf8_lossy(&r.stdout), expected[..cut]);
+    assert_eq!(String::from_utf8_lossy(&r.stdout), capped(&expected, 200));
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert_eq!(
         stderr.trim_end().lines().last(),

@@ -1,12 +1,15 @@
 //! The output engine (docs/contract.md#envelope, #notes, #limits): memory that does not grow with
-//! the caps, the deadline while output streams, the whole-line cut, tail's end, the continuation
-//! notes, and the audit log's two lines.
+//! the caps, the deadline while output streams (to a file, to nobody, into a blocked stderr),
+//! the notes in the text format, cat's FROM_LINE, and the audit log's two lines at the deadline.
+//! Where the cap cuts is tested in `output_cap.rs`.
 
 use std::io::Read;
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{Answer, TestEnv};
+use crate::audit::audit_log;
+use crate::output_cap::{cut_to, varied_lines};
+use crate::support::TestEnv;
 
 const GIB: &str = "1073741824";
 
@@ -265,171 +268,6 @@ fn grep_keeps_the_matches_of_earlier_files_at_the_deadline() {
         a.fails("timeout", "1 s");
         assert_eq!(a.output, "a.txt:2:needle here\n");
     }
-}
-
-/// Sets `env` to log its calls in an audit log (docs/contract.md#audit-log), whose path it returns.
-pub(crate) fn audit_log(env: &mut TestEnv) -> std::path::PathBuf {
-    let log = env.base().join("audit.jsonl");
-    let cfg = env.config(
-        "audit.toml",
-        &format!("audit_log = {:?}\n", log.display().to_string()),
-    );
-    env.var("READBOX_CONFIG", cfg.to_str().unwrap());
-    log
-}
-
-/// 199 lines of varying length, some with two-byte characters, so no cap falls on a line end by
-/// chance.
-fn varied_lines() -> String {
-    (1..200)
-        .map(|i| format!("line {i:03} {}{}\n", "x".repeat(i % 7), "é".repeat(i % 3)))
-        .collect()
-}
-
-/// The longest prefix of `text` made of whole lines within `cap` bytes.
-fn whole_lines(text: &str, cap: usize) -> &str {
-    let end = text.as_bytes()[..cap.min(text.len())]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    &text[..end]
-}
-
-fn cut_to(env: &mut TestEnv, cap: usize) {
-    env.var("READBOX_MAX_OUTPUT_BYTES", &cap.to_string());
-}
-
-#[test]
-fn output_is_cut_after_the_last_whole_line_that_fits() {
-    let text = varied_lines();
-    for cap in [100, 257, 1000, 2049, text.len() - 1] {
-        let mut env = TestEnv::new();
-        env.write("f.txt", &text);
-        cut_to(&mut env, cap);
-        for tool in ["cat", "head"] {
-            let args: &[&str] = if tool == "head" {
-                &["f.txt", "10000"]
-            } else {
-                &["f.txt"]
-            };
-            let a = env.both(tool, args);
-            a.ok(whole_lines(&text, cap));
-            assert!(a.truncated && !a.notes.is_empty(), "{tool} with cap {cap}");
-        }
-        let grep_full: String = text
-            .lines()
-            .enumerate()
-            .map(|(i, l)| format!("f.txt:{}:{l}\n", i + 1))
-            .collect();
-        let a = env.both("grep", &["line", "f.txt"]);
-        a.ok(whole_lines(&grep_full, cap));
-        assert!(a.truncated);
-    }
-}
-
-#[test]
-fn only_a_first_or_long_line_is_cut_inside() {
-    let mut env = TestEnv::new();
-    env.write("e.txt", "ab\u{20ac}cd\nsecond\n");
-    for (cap, want) in [
-        (1, "a"),
-        (4, "ab"),
-        (5, "ab\u{20ac}"),
-        (7, "ab\u{20ac}cd"),
-        (8, "ab\u{20ac}cd\n"),
-        (13, "ab\u{20ac}cd\n"),
-    ] {
-        cut_to(&mut env, cap);
-        let a = env.both("cat", &["e.txt"]);
-        a.ok(want);
-        assert!(a.truncated, "cap {cap}");
-    }
-    // A line over 64 KiB is cut at the cap; one under it is left out whole.
-    let mut env = TestEnv::new();
-    env.write("long.txt", format!("short\n{}\nend\n", "y".repeat(70_000)));
-    env.write("mid.txt", format!("short\n{}\nend\n", "y".repeat(50_000)));
-    env.var("READBOX_MAX_OUTPUT_BYTES", "40000")
-        .var("READBOX_MAX_READ_BYTES", "1048576");
-    env.both("cat", &["long.txt"])
-        .ok(&format!("short\n{}", "y".repeat(39_994)));
-    env.both("cat", &["mid.txt"]).ok("short\n");
-}
-
-#[test]
-fn tail_keeps_the_last_whole_lines_that_fit() {
-    let mut log: String = (1..=300)
-        .map(|i| format!("INFO request {i:04} ok {}\n", "x".repeat(40)))
-        .collect();
-    log.push_str("FATAL: connection pool exhausted\n");
-    let mut env = TestEnv::new();
-    env.write("app.log", &log);
-    cut_to(&mut env, 1024);
-    let lines: Vec<&str> = log.split_inclusive('\n').collect();
-    let a = env.both("tail", &["app.log", "50"]);
-    a.ok(&lines[285..].concat());
-    assert!(a.truncated && !a.notes.is_empty());
-    assert!(a.output.ends_with("FATAL: connection pool exhausted\n"));
-    env.both("tail", &["app.log", "10"])
-        .ok(&lines[291..].concat());
-
-    // One line far longer than the cap: its end, cut to the cap. (Under redaction, a line
-    // that is one run of what a secret's value could hold is not shown from inside: see
-    // redaction.rs.)
-    let mut env = TestEnv::new();
-    let line = format!("{}END\n", "a, ".repeat(1 << 18));
-    env.write("one.txt", &line);
-    cut_to(&mut env, 100);
-    let a = env.both("tail", &["one.txt", "1"]);
-    a.ok(&line[line.len() - 100..]);
-    assert!(a.truncated);
-}
-
-/// The `cat PATH K` of a note, if one gives it.
-fn continuation(a: &Answer, path: &str) -> Option<u64> {
-    a.notes.iter().find_map(|n| {
-        let at = n.find(&format!("cat {path} "))?;
-        let rest = &n[at + 5 + path.len()..];
-        rest.split(|c: char| !c.is_ascii_digit())
-            .next()?
-            .parse()
-            .ok()
-    })
-}
-
-#[test]
-fn the_continuation_note_reads_the_whole_file_page_by_page() {
-    let data = format!("{}no final newline", varied_lines());
-    let mut env = TestEnv::new();
-    env.write("app.log", &data);
-    cut_to(&mut env, 500);
-    let (mut got, mut k, mut calls) = (String::new(), None::<u64>, 0);
-    loop {
-        let from = k.map(|k| k.to_string());
-        let mut args = vec!["app.log"];
-        args.extend(from.as_deref());
-        let a = env.both("cat", &args);
-        assert_eq!(a.error, None);
-        got.push_str(&a.output);
-        calls += 1;
-        if !a.truncated {
-            break;
-        }
-        let next = continuation(&a, "app.log").expect("a truncated cat has a note with cat PATH K");
-        // K is the first line not shown.
-        assert_eq!(next as usize, data[..got.len()].matches('\n').count() + 1);
-        k = Some(next);
-        assert!(calls < 40);
-    }
-    assert_eq!(got, data);
-    assert!(calls > 3);
-
-    // head's note gives the cat call that continues it.
-    let a = env.both("head", &["app.log", "100"]);
-    let k = continuation(&a, "app.log").expect("a note with cat PATH K");
-    assert_eq!(k as usize, a.output.matches('\n').count() + 1);
-    env.var("READBOX_MAX_OUTPUT_BYTES", "1048576");
-    let rest = env.both("cat", &["app.log", &k.to_string()]);
-    assert_eq!(format!("{}{}", a.output, rest.output), data);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::support::TestEnv;
+use crate::support::{Rng, TestEnv};
 
 fn s(p: &Path) -> String {
     p.to_string_lossy().into_owned()
@@ -48,7 +48,7 @@ fn the_audit_log_is_never_read_listed_or_matched_beneath_a_root() {
 
 #[test]
 fn install_makes_no_link_under_a_lock() {
-    let env = crate::envelope_policy::locked_to_root();
+    let env = crate::lock::locked_to_root();
     let dir = env.base().join("links");
     std::fs::create_dir(&dir).unwrap();
     env.readbox(&["install", &s(&dir)]).fails(
@@ -178,16 +178,11 @@ fn a_lock_in_a_directory_others_can_write_is_refused() {
 /// with a photo ID is this long: 84 KiB, past any bound a reader could buffer).
 fn key_lines() -> Vec<String> {
     let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     (0..1300)
         .map(|_| {
             (0..64)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    alphabet[(x % 64) as usize] as char
-                })
+                .map(|_| alphabet[rng.below(alphabet.len())] as char)
                 .collect()
         })
         .collect()

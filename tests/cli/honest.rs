@@ -115,7 +115,7 @@ fn a_walk_says_how_many_directories_it_left_at_max_depth() {
 }
 
 #[test]
-fn ignore_files_are_read_as_git_reads_them() {
+fn gitignore_lines_lose_one_cr_and_unescaped_trailing_spaces_as_in_git() {
     let env = TestEnv::new();
     env.write(".git/HEAD", "ref: refs/heads/main\n");
     // One CR before LF goes; trailing spaces go unless escaped; a trailing tab stays.

@@ -1,11 +1,13 @@
 //! Standard input as `-`, several paths, hints that run as written, the text formats a shell
 //! expects, and help (docs/contract.md#arguments, #standard-input, #tools).
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::dispatch::{Raw, binary, envelope};
 use crate::support::TestEnv;
 
 /// What standard input is for a call.
@@ -418,4 +420,95 @@ fn tool_help_answers_help_and_exits_0() {
     // Among other words it is a refused flag like any other.
     env.both("grep", &["--help", "x"])
         .fails("usage", "'--help'");
+}
+
+// ---------------------------------------------------------------------------------------------
+// An omitted PATH never reads standard input; `-` does
+
+/// Runs `readbox WORDS` with a pipe on stdin that holds `data` and stays open: a readbox that read
+/// its standard input would block here, so a call that does not finish in 5 s fails the test.
+fn run_with_open_stdin(env: &TestEnv, words: &[&str], data: &[u8]) -> Raw {
+    run_with_stdin(env, words, data, true)
+}
+
+/// `readbox WORDS` with `data` piped into its standard input, which stays open (`keep_open`: a
+/// call that reads it would hang, and fails the test) or is closed after `data`.
+fn run_with_stdin(env: &TestEnv, words: &[&str], data: &[u8], keep_open: bool) -> Raw {
+    let shown = format!("readbox {}", words.join(" "));
+    let mut child = Command::new(binary())
+        .args(words)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir(env.root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn readbox");
+    let mut stdin = child.stdin.take();
+    // A call that never reads may have exited already: its closed pipe is no failure here.
+    match stdin.as_mut().unwrap().write_all(data) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        other => other.unwrap(),
+    }
+    if !keep_open {
+        stdin = None;
+    }
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(5) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{shown} hung with an open stdin: it reads its standard input");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    drop(stdin);
+    let mut stdout = Vec::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut stdout)
+        .unwrap();
+    envelope(&stdout, status.code().expect("exited by a signal"), &shown)
+}
+
+#[test]
+fn an_omitted_path_never_reads_standard_input_and_dash_does() {
+    let env = TestEnv::new();
+    env.write("a.txt", "x\n");
+    env.write("-", "the file named dash\n");
+    for words in [
+        &["cat"][..],
+        &["wc"],
+        &["head"],
+        &["call", "cat"],
+        &["grep"],
+    ] {
+        let r = run_with_open_stdin(&env, words, b"");
+        assert_eq!(r.status, 2, "readbox {words:?}");
+        assert!(
+            r.error.as_deref().is_some_and(|e| e.starts_with("usage: ")),
+            "readbox {words:?}: {:?}",
+            r.error
+        );
+        assert_eq!(r.output, "");
+    }
+    let r = run_with_open_stdin(&env, &["cat", "a.txt"], b"STDIN DATA\n");
+    assert_eq!((r.status, r.output.as_str(), r.error), (0, "x\n", None));
+    // `-` is standard input; the file named `-` is reached as `./-`.
+    let r = run_with_stdin(&env, &["cat", "-"], b"STDIN DATA\n", false);
+    assert_eq!(
+        (r.status, r.output.as_str(), r.error),
+        (0, "STDIN DATA\n", None)
+    );
+    let r = run_with_open_stdin(&env, &["cat", "./-"], b"STDIN DATA\n");
+    assert_eq!(
+        (r.status, r.output.as_str(), r.error),
+        (0, "the file named dash\n", None)
+    );
 }

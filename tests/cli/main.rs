@@ -2,23 +2,36 @@
 //! contract; `support` builds a fresh sandbox per test and checks the envelope on every call.
 
 mod fuse;
+mod generators;
 mod kernel;
 mod support;
 
 mod agent_replay;
 
+mod args;
+mod audit;
+mod call;
 mod completions;
+mod confinement;
 mod diff;
-mod dispatch_args;
+mod dispatch;
 mod docs;
 mod engine;
-mod envelope_policy;
+mod envelope;
+mod excludes;
 mod hardening;
 mod hints_gnu;
 mod honest;
 mod input_hints;
+mod install;
+mod limits;
+mod lock;
 mod mcp;
-mod readers_confinement;
+mod meta;
+mod output_cap;
+mod policy;
+mod pwd;
+mod readers;
 mod redaction;
 mod repository;
 mod security;
@@ -26,5 +39,7 @@ mod sh;
 mod sh_grammar;
 mod sh_replay;
 mod smoke;
+mod stat;
 mod trust;
 mod walkers;
+mod wc;

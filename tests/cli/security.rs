@@ -16,7 +16,7 @@ use proptest::prelude::*;
 use readbox::resolve::{Excludes, Gate, Options};
 
 use crate::kernel;
-use crate::support::{Answer, OUTSIDE_CANARY, TestEnv};
+use crate::support::{Answer, OUTSIDE_CANARY, Rng, TestEnv};
 
 fn gate(env: &TestEnv, excludes: &[&str], options: Options) -> Gate {
     let ex = Excludes::new(&excludes.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
@@ -576,20 +576,6 @@ fn a_huge_argument_is_cut_in_the_error() {
     assert!(t.elapsed() < Duration::from_secs(5));
 }
 
-/// A small deterministic generator for the racers' delays (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    /// A duration in `[0, max)`.
-    fn below(&mut self, max: Duration) -> Duration {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX).max(1);
-        Duration::from_nanos(self.0 % nanos)
-    }
-}
-
 /// Runs `call` while `mover` runs on another thread once `delay` has passed (a racer that acts
 /// once per call, at a random moment of it).
 fn racing<T>(delay: Duration, mover: impl FnOnce() + Send, call: impl FnOnce() -> T) -> T {
@@ -635,7 +621,7 @@ fn unpark(dir: &Path, parked: &Path, name: &str) {
 /// offers, no call shows anything from the new place (the racer never moves it back during a
 /// call: that is the documented window). `parked` is given relative to the sandbox's top.
 fn walk_while_a_directory_moves(parked: &str, leak: &str) {
-    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut rng = Rng::new(0x2545_f491_4f6c_dd1d);
     for kernel in kernel::variants() {
         let mut env = TestEnv::new();
         kernel.apply(&mut env);
@@ -663,7 +649,7 @@ fn walk_while_a_directory_moves(parked: &str, leak: &str) {
         let t0 = Instant::now();
         while t0.elapsed() < Duration::from_millis(800) || n < 9 {
             let (tool, args) = calls[n % 3];
-            let delay = rng.below(base[n % 3] * 6 / 5);
+            let delay = rng.duration_below(base[n % 3] * 6 / 5);
             let a = racing(delay, || park(&sub, &parked, leak), || env.run(tool, args));
             unpark(&sub, &parked, leak);
             n += 1;
@@ -720,7 +706,7 @@ fn a_directory_moved_into_an_excluded_one_mid_walk_yields_nothing() {
 fn a_path_resolved_through_a_directory_that_leaves_the_root_yields_nothing() {
     // `sub/inner/../` 5,000 times makes the resolution long; `sub` moves out at a random moment
     // of it, and LEAK exists only at its new place.
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     let path = format!("sub/{}LEAK", "inner/../".repeat(5_000));
     for kernel in kernel::variants() {
         let mut env = TestEnv::new();
@@ -740,7 +726,7 @@ fn a_path_resolved_through_a_directory_that_leaves_the_root_yields_nothing() {
                     std::fs::write(parked.join("LEAK"), &leak).unwrap();
                 }
             };
-            let a = racing(rng.below(base), mover, || env.run(tool, &[&path]));
+            let a = racing(rng.duration_below(base), mover, || env.run(tool, &[&path]));
             if parked.exists() {
                 std::fs::remove_file(parked.join("LEAK")).unwrap();
                 std::fs::rename(&parked, &sub).unwrap();

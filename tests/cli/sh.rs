@@ -147,7 +147,7 @@ fn records(log: &std::path::Path) -> Vec<serde_json::Value> {
 fn every_line_of_a_session_is_in_the_audit_log_with_landlock_on() {
     // Each line once opened the log again, which Landlock refuses: the lines ran unlogged.
     let mut env = fixture();
-    let log = crate::engine::audit_log(&mut env);
+    let log = crate::audit::audit_log(&mut env);
     let out = assert_cmd::Command::from_std(env.readbox_command())
         .arg("sh")
         .write_stdin(&b"cat a.txt\necho hi\n{\"command\": \"ls sub\"}\n"[..])
@@ -186,7 +186,7 @@ fn every_line_of_a_session_is_in_the_audit_log_with_landlock_on() {
 fn the_audit_log_tells_apart_names_that_are_not_utf8() {
     use std::os::unix::ffi::OsStrExt;
     let mut env = fixture();
-    let log = crate::engine::audit_log(&mut env);
+    let log = crate::audit::audit_log(&mut env);
     for name in [&b"\xfe.txt"[..], b"\xff.txt"] {
         env.readbox(&[
             std::ffi::OsStr::from_bytes(b"cat"),

@@ -542,3 +542,76 @@ impl Answer {
         })
     }
 }
+
+/// The tests' one pseudo-random generator, xorshift64* (Vigna's shifts 12, 25, 27 and its
+/// multiplier): seeded, so every fixture it builds is the same on every run and a failing case
+/// can be reproduced, and small enough to need no crate.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator started from `seed`; a seed of 0 (xorshift's one fixed point) is taken as 1.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+
+    /// The next number of the sequence.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// True one time in `n`.
+    pub fn one_in(&mut self, n: usize) -> bool {
+        self.below(n) == 0
+    }
+
+    /// A duration in `[0, max)` (`[0, 1ns)` when `max` is zero), to the nanosecond.
+    pub fn duration_below(&mut self, max: Duration) -> Duration {
+        let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX).max(1);
+        Duration::from_nanos(self.next_u64() % nanos)
+    }
+}
+
+/// What `max_output_bytes` leaves of `full`, the whole output of a line-based tool
+/// (docs/contract.md#envelope): all of it when it fits; else the longest prefix made of whole
+/// lines that fits in `cap` bytes, or `full` cut on a character boundary when not even the
+/// first line fits, or when the line that the cap falls in is longer than 64 KiB with its `\n`.
+/// (tail keeps the end instead, and grep shows a long matching line as a window.)
+pub fn capped(full: &str, cap: usize) -> &str {
+    if full.len() <= cap {
+        return full;
+    }
+    let bytes = full.as_bytes();
+    let start = bytes[..cap]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map(|i| i + 1);
+    let line_end = bytes[cap..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(full.len(), |i| cap + i + 1);
+    match start {
+        Some(s) if line_end - s <= 64 * 1024 => &full[..s],
+        _ => char_prefix(full, cap),
+    }
+}
+
+/// `s` cut to at most `n` bytes on a character boundary, as the cap cuts inside a line.
+pub fn char_prefix(s: &str, n: usize) -> &str {
+    if s.len() <= n {
+        return s;
+    }
+    let mut end = n;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}

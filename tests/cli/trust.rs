@@ -86,7 +86,7 @@ fn binary_files_diff_as_gnu_diff_says_it() {
 }
 
 #[test]
-fn ignore_files_are_read_as_git_reads_them() {
+fn gitignore_with_a_byte_order_mark_and_crlf_line_ends_is_read_as_git_reads_it() {
     let env = TestEnv::new();
     // A byte order mark, and CRLF line ends.
     env.write(".gitignore", b"\xef\xbb\xbfnode_modules/\r\n*.log\r\n");

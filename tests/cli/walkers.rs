@@ -13,7 +13,7 @@
 
 use std::fmt::Write as _;
 
-use crate::support::{Answer, TestEnv};
+use crate::support::{Answer, Rng, TestEnv, capped, char_prefix};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -23,9 +23,10 @@ use crate::support::{Answer, TestEnv};
 /// it) inside matches and lines.
 const READ_BUFFER: usize = 128 * 1024;
 
-/// A tiny deterministic generator, so that the big files are the same on every run.
+/// Filler text for the big files, from the shared generator, so that they are the same on every
+/// run.
 struct Filler {
-    state: u64,
+    rng: Rng,
     /// Random filler text, copied from at random offsets (fast even in a debug build).
     pool: Vec<u8>,
 }
@@ -35,26 +36,15 @@ impl Filler {
         // The alphabet has no `z`, `q`, `#` or capitals, so the needles below can never appear
         // by chance.
         const ALPHABET: &[u8] = b"abcdefghijklmnop rstuvwxy";
-        let mut f = Filler {
-            state: seed | 1,
-            pool: Vec::new(),
-        };
-        f.pool = (0..64 * 1024)
-            .map(|_| ALPHABET[(f.next() % ALPHABET.len() as u64) as usize])
+        let mut rng = Rng::new(seed);
+        let pool = (0..64 * 1024)
+            .map(|_| ALPHABET[rng.below(ALPHABET.len())])
             .collect();
-        f
-    }
-
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.state ^= self.state >> 12;
-        self.state ^= self.state << 25;
-        self.state ^= self.state >> 27;
-        self.state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        Filler { rng, pool }
     }
 
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.rng.below(n)
     }
 
     /// Appends `len` bytes of filler text (no `\n`).
@@ -104,18 +94,6 @@ fn expected_grep(display: &str, content: &[u8], hit: impl Fn(&[u8]) -> bool) -> 
     out
 }
 
-/// `s` cut to at most `n` bytes on a character boundary, as `max_output_bytes` cuts `output`.
-fn cut(s: &str, n: usize) -> &str {
-    if s.len() <= n {
-        return s;
-    }
-    let mut end = n;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
 /// Compares two long outputs line by line and reports the first difference briefly (a failing
 /// assert_eq on megabytes of text would be unreadable).
 #[track_caller]
@@ -124,7 +102,12 @@ fn assert_same_lines(actual: &str, expected: &str, what: &str) {
         if s.len() <= 160 {
             s.to_string()
         } else {
-            format!("{}…({} bytes)…{}", cut(s, 80), s.len(), &s[s.len() - 60..])
+            format!(
+                "{}…({} bytes)…{}",
+                char_prefix(s, 80),
+                s.len(),
+                &s[s.len() - 60..]
+            )
         }
     };
     let a: Vec<&str> = actual.split_inclusive('\n').collect();
@@ -171,7 +154,7 @@ fn truncated_to(a: &Answer, full: &str, cap: usize, status: i32) {
         "test setup: the full output must exceed the cap"
     );
     assert!(
-        a.output == whole_lines(full, cap),
+        a.output == capped(full, cap),
         "{}: output is not the whole lines of the full output that fit {cap} bytes: got {} bytes \
          ending {:?}",
         a.shown,
@@ -216,25 +199,6 @@ fn window_shows(a: &Answer, name: &str, line: u64, text: &str, cap: usize) {
         a.shown,
         a.notes
     );
-}
-
-/// What the cap leaves of `full` (docs/contract.md#envelope): the longest prefix made of whole
-/// lines that fits in `cap` bytes, or `full` cut on a character boundary when not even the first
-/// line fits, or when the line that the cap falls in is longer than 64 KiB.
-fn whole_lines(full: &str, cap: usize) -> &str {
-    let bytes = full.as_bytes();
-    let start = bytes[..cap.min(full.len())]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map(|i| i + 1);
-    let line_end = bytes[cap.min(full.len())..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(full.len(), |i| cap + i + 1);
-    match start {
-        Some(s) if line_end - s <= 64 * 1024 => &full[..s],
-        _ => cut(full, cap),
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
