@@ -850,11 +850,12 @@ fn directories_waiting_for_their_second_check_hold_no_descriptor() {
 
 #[test]
 fn grep_that_runs_out_of_descriptors_answers_io_never_fewer_matches() {
-    // 200 matching files. Under a limit of 5 descriptors (the three standard ones and the root's
-    // handle leave one), no file can be opened for reading; under higher limits, how many can be
-    // depends on how many workers search at once. Whatever the limit, the answer is all 200
-    // matches, or the matches of the files before the one that could not be opened and an `io:`
-    // error: never fewer matches with a success and no word.
+    // 200 matching files. Under a limit of 5 descriptors the three standard ones and the root's
+    // handle leave one: a file opened from the root's handle once the listing's own handle is
+    // closed gets it, one opened while the listing still holds it does not. Under higher limits,
+    // how many can be open depends on how many workers search at once. Whatever the limit and
+    // the timing, the answer is all 200 matches, or the matches of the files before the one that
+    // could not be opened and an `io:` error: never fewer matches with a success and no word.
     let mut env = TestEnv::new();
     let all: String = (0..200).map(|i| format!("f{i:03}:1:needle\n")).collect();
     for i in 0..200 {
@@ -865,10 +866,6 @@ fn grep_that_runs_out_of_descriptors_answers_io_never_fewer_matches() {
         let a = env.run("grep", &["needle"]);
         assert!(a.notes.is_empty(), "limit {limit}: {:?}", a.notes);
         if a.error.is_none() {
-            assert!(
-                limit > 5,
-                "limit 5 leaves no descriptor to read a file with"
-            );
             a.ok(&all);
         } else {
             a.fails("io", "too many open files");
