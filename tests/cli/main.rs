@@ -39,6 +39,7 @@ mod sh;
 mod sh_grammar;
 mod sh_replay;
 mod smoke;
+mod start;
 mod stat;
 mod trust;
 mod walkers;
