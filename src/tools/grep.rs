@@ -31,6 +31,7 @@ use regex::bytes::{Regex, RegexBuilder};
 mod literal;
 mod window;
 
+use super::params::MAX_DEPTH;
 use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::Stop;
@@ -40,7 +41,7 @@ use crate::read::{
     Ahead, BINARY_PROBE, BLOCK, Batch, Filter, HOLD, Lines, charge_lines, is_binary,
 };
 use crate::redact::{Shown, Tally};
-use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
+use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param, params};
 use crate::resolve::{Kind as K, Node, Ticket};
 use crate::walk::{Entry, Ignores, Skipped, Walk, display_prefix};
 use literal::note_literal;
@@ -81,7 +82,7 @@ pub const TOOL: Tool = Tool {
             default: Some("*"),
             help: "glob on the names of the files a directory search reads",
         },
-        crate::walk::MAX_DEPTH,
+        MAX_DEPTH,
     ],
     example: "unwrap src true false '*.rs'",
     flags: &[
@@ -1323,20 +1324,41 @@ impl Printer<'_, '_> {
     }
 }
 
+params! {
+    /// grep's parameters, by name.
+    pub struct Params<'a> of TOOL.params;
+    /// The literal text to look for.
+    pattern @ PATTERN: &'a [u8] = bytes,
+    /// The file or directory to search, as the caller named it.
+    path @ PATH: &'a [u8] = bytes,
+    /// Whether a directory search goes into subdirectories.
+    recursive: bool = bool,
+    /// Whether to match regardless of case.
+    ignore_case: bool = bool,
+    /// The glob on the names of the files a directory search reads.
+    file_pattern @ FILE_PATTERN: &'a [u8] = bytes,
+    /// How deep a recursive search goes.
+    max_depth @ MAX_DEPTH: u64 = int,
+}
+
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
-    let pattern = args.bytes(0);
-    let path = shown(args.bytes(1));
-    let recursive = args.bool(2);
-    let file_glob = crate::walk::name_glob("FILE_PATTERN", args.bytes(4), &|folder, name| {
-        let path = crate::walk::join(args.bytes(1), folder);
-        args.call_with("grep", &[(1, &path), (4, name)])
+    let p = Params::of(args);
+    let pattern = p.pattern;
+    let path = shown(p.path);
+    let recursive = p.recursive;
+    let file_glob = crate::walk::name_glob("FILE_PATTERN", p.file_pattern, &|folder, name| {
+        let path = crate::walk::join(p.path, folder);
+        args.call_with(
+            "grep",
+            &[(Params::PATH, &path), (Params::FILE_PATTERN, name)],
+        )
     })?;
-    let max_depth = if recursive { args.int(5) as usize } else { 1 };
-    let matcher = Matcher::new(pattern, args.bool(3))?;
+    let max_depth = if recursive { p.max_depth as usize } else { 1 };
+    let matcher = Matcher::new(pattern, p.ignore_case)?;
     let search = Search {
         overlap: matcher.max_len(pattern).saturating_sub(1),
         pattern_len: matcher.max_len(pattern) as u64,
-        marker_risk: ctx.policy.redact && crate::redact::may_match_marker(pattern, args.bool(3)),
+        marker_risk: ctx.policy.redact && crate::redact::may_match_marker(pattern, p.ignore_case),
         matcher,
     };
     let outcome = |found: bool| {
@@ -1358,12 +1380,12 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         ))
         .into());
     }
-    if args.bytes(1) == b"-" {
+    if p.path == b"-" {
         let input = ctx.open_input(b"-", "grep")?;
         let lines = input.lines(&path)?;
         return search_one(ctx, &search, lines, b"(standard input)").map(outcome);
     }
-    let node = ctx.gate.resolve(args.bytes(1))?;
+    let node = ctx.gate.resolve(p.path)?;
     if node.kind() != K::Directory {
         let file = ctx.gate.open_read(&node, &path)?;
         let size = u64::try_from(node.stat().st_size).unwrap_or(0);
@@ -1372,10 +1394,10 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             ctx.out.note(crate::read::decoded_note(&path, e));
         }
         let lines = Lines::new(file, size, &path);
-        let display = quoted(args.bytes(1)).into_owned();
+        let display = quoted(p.path).into_owned();
         return search_one(ctx, &search, lines, &display).map(outcome);
     }
-    let prefix = display_prefix(args.bytes(1));
+    let prefix = display_prefix(p.path);
     let ignores = if ctx.policy.respect_ignore_files {
         Ignores::Respect
     } else {
@@ -1456,7 +1478,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         skipped.note_depth(
             ctx.out,
             max_depth,
-            &super::call_with(ctx, "grep", args, &[(5, deeper.as_bytes())]),
+            &super::call_with(ctx, "grep", args, &[(Params::MAX_DEPTH, deeper.as_bytes())]),
         );
     }
     if result.is_ok() && !printer.found {

@@ -7,13 +7,14 @@
 //! to measure each line as it would be shown, then shows the lines that fit. The read budget is
 //! charged for the lines shown; the line that would cross it is not shown.
 
-use super::{Runs, Tool, head};
+use super::params::{FILE, LINE_FLAGS, LINES};
+use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::{LONG_LINE, Measure, Stop};
 use crate::error::{Error, shown};
 use crate::read::{BLOCK, Batch, Filter, Lines, charge_lines, read_at};
 use crate::redact::{self, LOOKBACK, Shown};
-use crate::registry::{Args, Outcome, Param};
+use crate::registry::{Args, Outcome, params};
 
 /// The truncation note's detail when the last line alone does not fit (docs/contract.md#notes).
 const LAST_LINE_END: &str = ": the last line does not fit, its end is shown";
@@ -22,26 +23,28 @@ const LAST_LINE_END: &str = ": the last line does not fit, its end is shown";
 pub const TOOL: Tool = Tool {
     name: "tail",
     summary: "print the last lines of a file",
-    params: &[
-        Param {
-            name: "path",
-            kind: crate::registry::Kind::Path,
-            default: None,
-            help: "the file to read",
-        },
-        head::LINES,
-    ],
+    params: &[FILE, LINES],
     example: "build.log 50",
-    flags: head::FLAGS,
+    flags: LINE_FLAGS,
     on_truncate: Outcome::Success,
     stdin: true,
     run: Runs::Tool(run),
 };
 
+params! {
+    /// tail's parameters, by name.
+    pub struct Params<'a> of TOOL.params;
+    /// The file to read, as the caller named it.
+    path: &'a [u8] = bytes,
+    /// How many lines to print.
+    lines: u64 = int,
+}
+
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
-    let path = shown(args.bytes(0));
-    let input = ctx.open_input(args.bytes(0), "tail")?;
-    let wanted = args.int(1);
+    let p = Params::of(args);
+    let path = shown(p.path);
+    let input = ctx.open_input(p.path, "tail")?;
+    let wanted = p.lines;
     if wanted == 0 {
         return Ok(Outcome::Success);
     }
