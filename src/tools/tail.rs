@@ -57,15 +57,12 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let reach = u64::try_from(room)
         .unwrap_or(u64::MAX)
         .saturating_add(BLOCK as u64);
-    let found = line_starts(
-        &file,
-        size,
-        floor,
+    let bounds = Bounds {
         wanted,
-        ctx.budget.read_left(),
+        budget: ctx.budget.read_left(),
         reach,
-        &path,
-    )?;
+    };
+    let found = line_starts(&file, size, floor, bounds, &path)?;
     let over = found.over;
     // A line that starts before what was held is shown from where holding began, never whole;
     // under redaction, from past what could be the end of a secret that began before it.
@@ -172,21 +169,33 @@ struct Starts {
     cut: Option<u64>,
 }
 
+/// How far [`line_starts`] scans back from the end of a file.
+struct Bounds {
+    /// The lines it looks for: LINES.
+    wanted: u64,
+    /// The bytes from the end that may be shown: the read budget left.
+    budget: u64,
+    /// The bytes from the end past which the cap could never show more.
+    reach: u64,
+}
+
 /// The start offsets of the last `wanted` lines of the file after offset `floor` (where reading
 /// starts: 0, or where standard input stood), earliest first, scanning backwards, and whether the
 /// scan stopped at the read budget: lines that would take the shown bytes past `budget` are left
 /// out. The scan also stops once it holds more than `reach` bytes from the end, which the cap
-/// could never show. A final `\n` ends the last line and starts none.
-#[allow(clippy::too_many_arguments)]
+/// could never show ([`Bounds`]). A final `\n` ends the last line and starts none.
 fn line_starts(
     file: &std::fs::File,
     size: u64,
     floor: u64,
-    wanted: u64,
-    budget: u64,
-    reach: u64,
+    bounds: Bounds,
     path: &str,
 ) -> Result<Starts, Error> {
+    let Bounds {
+        wanted,
+        budget,
+        reach,
+    } = bounds;
     let mut starts: Vec<u64> = Vec::new();
     let mut over = false;
     let mut cut = None;
