@@ -27,6 +27,8 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use globset::GlobSet;
+
 mod literal;
 mod matcher;
 mod parallel;
@@ -42,7 +44,7 @@ use crate::error::{Error, shown};
 use crate::names::quoted;
 use crate::read::{Filter, Lines};
 use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param, params};
-use crate::resolve::Kind as K;
+use crate::resolve::{Kind as K, Node};
 use crate::walk::{Entry, Ignores, Skipped, Walk, display_prefix};
 use literal::note_literal;
 use matcher::Matcher;
@@ -217,7 +219,6 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let p = Params::of(args);
     let pattern = p.pattern;
     let path = shown(p.path);
-    let recursive = p.recursive;
     let file_glob = crate::walk::name_glob("FILE_PATTERN", p.file_pattern, &|folder, name| {
         let path = crate::walk::join(p.path, folder);
         args.call_with(
@@ -225,7 +226,6 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
             &[(Params::PATH, &path), (Params::FILE_PATTERN, name)],
         )
     })?;
-    let max_depth = if recursive { p.max_depth as usize } else { 1 };
     let matcher = Matcher::new(pattern, p.ignore_case)?;
     let search = Search {
         overlap: matcher.max_len(pattern).saturating_sub(1),
@@ -269,6 +269,24 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         let display = quoted(p.path).into_owned();
         return search_one(ctx, &search, lines, &display).map(outcome);
     }
+    search_tree(ctx, args, &p, &search, &node, &file_glob).map(outcome)
+}
+
+/// Searches the directory `node`, the caller's PATH, for the files whose names `file_glob`
+/// matches: the walk runs on this thread, in order, and the files are searched on this thread too
+/// or, with more than one core, by workers ([`DirSearch::parallel`]); the matches are printed in
+/// walk order. Returns whether a line matched.
+fn search_tree(
+    ctx: &Ctx<'_>,
+    args: &Args,
+    p: &Params<'_>,
+    search: &Search,
+    node: &Node,
+    file_glob: &GlobSet,
+) -> Result<bool, Stop> {
+    let path = shown(p.path);
+    let recursive = p.recursive;
+    let max_depth = if recursive { p.max_depth as usize } else { 1 };
     let prefix = display_prefix(p.path);
     let ignores = if ctx.policy.respect_ignore_files {
         Ignores::Respect
@@ -280,7 +298,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         .min(8);
     let dir = DirSearch {
         ctx,
-        search: &search,
+        search,
         shown: &path,
         stop: AtomicBool::new(false),
         held: AtomicUsize::new(0),
@@ -299,7 +317,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     };
     let mut skipped = Skipped::default();
     let walk = Walk {
-        start: &node,
+        start: node,
         shown: &path,
         prefix: &prefix,
         max_depth,
@@ -347,7 +365,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         skipped.note_ignored_when_empty(ctx.out, "line matched");
     }
     result?;
-    Ok(outcome(printer.found))
+    Ok(printer.found)
 }
 
 /// Searches one input named as PATH (a file, or standard input) on this thread, streaming its

@@ -2,8 +2,12 @@
 //! `help`, the man pages and the completions all derive from it, as BusyBox derives everything
 //! from its applet table.
 //!
-//! Every tool file has the same shape: a `pub const TOOL: Tool` entry and a `run` function that
-//! takes the call's [`Ctx`] and parsed [`Args`] and pushes its output into `ctx.out`.
+//! Every tool file has the same shape: a `pub const TOOL: Tool` entry; its `Params`, one named
+//! field per row of the entry's parameter table, declared beside it with
+//! `registry::params!`; and a `run` function that takes the call's [`Ctx`] and parsed
+//! [`Args`], reads its `Params` from them once, and pushes its output into `ctx.out`. Two files
+//! are no tool: [`params`], the parameter rows and flags that several tools share, and
+//! [`lines`], the line printer of cat and head.
 
 use crate::call::Ctx;
 use crate::envelope::Stop;

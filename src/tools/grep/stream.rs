@@ -131,27 +131,7 @@ impl Stream<'_, '_> {
                     if let Some((end, first_match)) = matched {
                         found = true;
                         if let Some(kept) = kept {
-                            let mut head = Vec::new();
-                            record(&mut head, display, line_no, b"", report);
-                            if report == Report::Lines {
-                                // The text goes between the `path:N:` and the `\n`, not copied.
-                                head.pop();
-                                ctx.out.push(&head)?;
-                                for piece in kept.text.chunks(BLOCK) {
-                                    ctx.out.push(piece)?;
-                                }
-                                ctx.out.push(b"\n")?;
-                            } else {
-                                ctx.out.push(&head)?;
-                            }
-                            if kept.cut {
-                                ctx.out.note(format!(
-                                    "line {line_no} of {} is longer than readbox keeps of a line \
-                                     it cannot read again ({} MiB): only its start is shown",
-                                    String::from_utf8_lossy(display),
-                                    HOLD >> 20
-                                ));
-                            }
+                            self.print_kept(&kept, line_no, report)?;
                         } else {
                             let span = (at, end);
                             self.print_long_line(&before, span, first_match, line_no, report)?;
@@ -165,6 +145,34 @@ impl Stream<'_, '_> {
             }
         }
         Ok(Streamed::found(found))
+    }
+
+    /// Prints the long line `kept` of a pipe (line `line_no`), which matched: what was kept of
+    /// it, and a note when [`HOLD`] cut it.
+    fn print_kept(&self, kept: &Kept, line_no: u64, report: Report) -> Result<(), Stop> {
+        let (ctx, display) = (self.ctx, self.display);
+        let mut head = Vec::new();
+        record(&mut head, display, line_no, b"", report);
+        if report == Report::Lines {
+            // The text goes between the `path:N:` and the `\n`, not copied.
+            head.pop();
+            ctx.out.push(&head)?;
+            for piece in kept.text.chunks(BLOCK) {
+                ctx.out.push(piece)?;
+            }
+            ctx.out.push(b"\n")?;
+        } else {
+            ctx.out.push(&head)?;
+        }
+        if kept.cut {
+            ctx.out.note(format!(
+                "line {line_no} of {} is longer than readbox keeps of a line \
+                 it cannot read again ({} MiB): only its start is shown",
+                String::from_utf8_lossy(display),
+                HOLD >> 20
+            ));
+        }
+        Ok(())
     }
 
     /// Searches a line longer than a block, which started at offset `at` with the piece `first`,
