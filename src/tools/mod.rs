@@ -146,7 +146,7 @@ impl Tool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::NAMES;
+    use crate::registry::{FileType, NAMES, Value};
 
     #[test]
     fn names_match_the_registry() {
@@ -166,6 +166,30 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn every_tool_reads_its_params_with_the_accessor_of_each_kind() {
+        // A field read with the accessor of another kind would fail on every call.
+        fn args_of(t: &Tool) -> Args {
+            let values = t.params.iter().map(|p| match p.kind {
+                Kind::Path | Kind::Text => Value::Bytes(b"x".to_vec()),
+                Kind::Bool => Value::Bool(true),
+                Kind::Int { min, .. } => Value::Int(min),
+                Kind::FileType => Value::FileType(FileType::All),
+            });
+            Args::new(values.collect(), t.params.len())
+        }
+        let _ = cat::Params::of(&args_of(&cat::TOOL));
+        let _ = diff::Params::of(&args_of(&diff::TOOL));
+        let _ = find::Params::of(&args_of(&find::TOOL));
+        let _ = grep::Params::of(&args_of(&grep::TOOL));
+        let _ = head::Params::of(&args_of(&head::TOOL));
+        let _ = ls::Params::of(&args_of(&ls::TOOL));
+        let _ = stat::Params::of(&args_of(&stat::TOOL));
+        let _ = tail::Params::of(&args_of(&tail::TOOL));
+        let _ = wc::Params::of(&args_of(&wc::TOOL));
+        assert!(pwd::TOOL.params.is_empty());
     }
 
     #[test]
