@@ -191,3 +191,121 @@ impl Args {
             .collect()
     }
 }
+
+/// The position of the parameter named `name` in `params`, evaluated at compile time where a
+/// tool's named parameters are read ([`params!`]): a name not in the table does not compile.
+pub const fn position(params: &[Param], name: &str) -> usize {
+    let mut i = 0;
+    while i < params.len() {
+        if same(params[i].name.as_bytes(), name.as_bytes()) {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("no parameter of that name in the table");
+}
+
+/// Whether `a` and `b` hold the same bytes, in a `const fn`.
+const fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Declares a tool's parameters as a struct with one named field per row of its parameter
+/// table, and `of`, which reads them from the parsed [`Args`] once, before any work (as uutils
+/// builds its settings). Each field is read at the position of the row of the same name, found
+/// at compile time; a field that names no row, or a table with a row no field reads, does not
+/// compile. `name: Type = accessor` reads with that [`Args`] method; `@ CONST` adds the row's
+/// position as an associated constant, for the hints that replace a word of the call
+/// ([`Args::call_with`]).
+macro_rules! params {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident<$a:lifetime> of $table:expr;
+        $(
+            $(#[$fmeta:meta])*
+            $field:ident $(@ $at:ident)?: $ty:ty = $read:ident,
+        )*
+    ) => {
+        $(#[$meta])*
+        pub struct $name<$a> {
+            $(
+                $(#[$fmeta])*
+                pub $field: $ty,
+            )*
+        }
+
+        impl<$a> $name<$a> {
+            $($(
+                #[doc = concat!("The position of `", stringify!($field), "` in the table.")]
+                pub const $at: usize =
+                    $crate::registry::position($table, stringify!($field));
+            )?)*
+
+            /// The parameters of one call, read from its parsed arguments.
+            pub fn of(args: &$a $crate::registry::Args) -> $name<$a> {
+                $name {
+                    $(
+                        $field: args.$read({
+                            const AT: usize =
+                                $crate::registry::position($table, stringify!($field));
+                            AT
+                        }),
+                    )*
+                }
+            }
+        }
+
+        const _: () = assert!(
+            $table.len() == [$(stringify!($field)),*].len(),
+            "every row of the parameter table has a field"
+        );
+    };
+}
+pub(crate) use params;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TABLE: &[Param] = &[
+        Param {
+            name: "path",
+            kind: Kind::Path,
+            default: None,
+            help: "",
+        },
+        Param {
+            name: "lines",
+            kind: Kind::Int { min: 0, max: 9 },
+            default: Some("1"),
+            help: "",
+        },
+    ];
+
+    params! {
+        /// A tool's parameters.
+        pub struct Named<'a> of TABLE;
+        /// Read by the name of its row, whatever the order of the fields.
+        lines @ LINES: u64 = int,
+        /// The path.
+        path: &'a [u8] = bytes,
+    }
+
+    #[test]
+    fn named_parameters_follow_the_names_of_the_rows() {
+        assert_eq!((position(TABLE, "path"), position(TABLE, "lines")), (0, 1));
+        let args = Args::new(vec![Value::Bytes(b"f".to_vec()), Value::Int(3)], 1);
+        let named = Named::of(&args);
+        assert_eq!((named.path, named.lines, Named::LINES), (&b"f"[..], 3, 1));
+    }
+}

@@ -28,7 +28,6 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::Error;
-use crate::registry::{Kind as ParamKind, Param};
 use crate::resolve::{Gate, Kind, Node};
 
 /// Version-control metadata that recursive walks skip.
@@ -37,19 +36,8 @@ pub const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn"];
 /// The largest ignore file read; the rest of a larger one is left out.
 const MAX_IGNORE_FILE: u64 = 1 << 20;
 
-/// The largest MAX_DEPTH.
+/// The largest MAX_DEPTH that find and grep accept.
 pub const MAX_DEPTH_LIMIT: u64 = 100;
-
-/// The MAX_DEPTH parameter of find and grep.
-pub const MAX_DEPTH: Param = Param {
-    name: "max_depth",
-    kind: ParamKind::Int {
-        min: 0,
-        max: MAX_DEPTH_LIMIT,
-    },
-    default: Some("20"),
-    help: "how deep to go: 1 = direct children, 0 = nothing (0 to 100)",
-};
 
 /// Compiles a name glob (find's PATTERN, grep's FILE_PATTERN) as globset does, with case.
 /// `in_folder` gives the call that looks in a folder instead (its PATH joined with `folder`)

@@ -5,7 +5,7 @@
 use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::Stop;
-use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
+use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param, params};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -68,6 +68,16 @@ pub const TOOL: Tool = Tool {
     run: Runs::Tool(run),
 };
 
+params! {
+    /// cat's parameters, by name.
+    pub struct Params<'a> of TOOL.params;
+    /// The file to print, as the caller named it.
+    path: &'a [u8] = bytes,
+    /// The first line to print, from 1.
+    from_line: u64 = int,
+}
+
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
-    super::head::print_lines(ctx, "cat", args.bytes(0), args.int(1), u64::MAX)
+    let p = Params::of(args);
+    super::lines::print_lines(ctx, "cat", p.path, p.from_line, u64::MAX)
 }

@@ -18,7 +18,7 @@ use crate::error::{Error, shown};
 use crate::names::quoted;
 use crate::read::{BINARY_PROBE, BLOCK, Filter, for_each_block, is_binary, read_at};
 use crate::redact::{Shown, Tally, key_marker};
-use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
+use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param, params};
 
 /// The note of a diff with standard input as a side when redaction replaced a value.
 pub const STDIN_NOTE: &str = "standard input is a side, so the lines were compared as redacted: \
@@ -475,17 +475,29 @@ fn unified_shown(
     text
 }
 
+params! {
+    /// diff's parameters, by name.
+    pub struct Params<'a> of TOOL.params;
+    /// The first file, as the caller named it.
+    path_a: &'a [u8] = bytes,
+    /// The second file, as the caller named it.
+    path_b: &'a [u8] = bytes,
+    /// How many unchanged lines to show around each change.
+    context_lines: u64 = int,
+}
+
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
-    if args.bytes(0) == b"-" && args.bytes(1) == b"-" {
+    let p = Params::of(args);
+    if p.path_a == b"-" && p.path_b == b"-" {
         return Err(Error::Usage(
             "diff reads standard input for one side at most: diff - PATH_B, or diff PATH_A -"
                 .into(),
         )
         .into());
     }
-    let a = open(ctx, args.bytes(0))?;
-    let b = open(ctx, args.bytes(1))?;
-    let (label_a, label_b) = (quoted(args.bytes(0)), quoted(args.bytes(1)));
+    let a = open(ctx, p.path_a)?;
+    let b = open(ctx, p.path_b)?;
+    let (label_a, label_b) = (quoted(p.path_a), quoted(p.path_b));
     // Binary files are compared as bytes, before the line limit applies (as GNU diff).
     let binary = [a.is_binary()?, b.is_binary()?];
     if binary[0] || binary[1] {
@@ -533,7 +545,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         &label_b,
         (&text_a, shown_a.as_deref()),
         (&text_b, shown_b.as_deref()),
-        args.int(2) as usize,
+        p.context_lines as usize,
         compare,
         &mut printed,
     );

@@ -3,12 +3,13 @@
 //! Directories end with `/`; symlinks are listed, not followed, when FILE_TYPE is `all`. Paths
 //! are quoted as docs/contract.md#names says.
 
+use super::params::MAX_DEPTH;
 use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
 use crate::names::quoted;
-use crate::registry::{Args, Effect, FileType, Flag, Kind, Outcome, Param};
+use crate::registry::{Args, Effect, FileType, Flag, Kind, Outcome, Param, params};
 use crate::resolve::Kind as K;
 use crate::walk::{self, Entry, Ignores, Skipped, Walk, display_prefix};
 
@@ -35,7 +36,7 @@ pub const TOOL: Tool = Tool {
             default: Some("all"),
             help: "which entries",
         },
-        walk::MAX_DEPTH,
+        MAX_DEPTH,
     ],
     example: ". '*.rs' file",
     flags: &[
@@ -103,17 +104,34 @@ pub const TOOL: Tool = Tool {
     run: Runs::Tool(run),
 };
 
+params! {
+    /// find's parameters, by name.
+    pub struct Params<'a> of TOOL.params;
+    /// The directory to search, as the caller named it.
+    path @ PATH: &'a [u8] = bytes,
+    /// The glob on the entries' names.
+    pattern @ PATTERN: &'a [u8] = bytes,
+    /// Which entries to list.
+    file_type: FileType = file_type,
+    /// How deep to go.
+    max_depth @ MAX_DEPTH: u64 = int,
+}
+
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
-    let path = shown(args.bytes(0));
-    let glob = walk::name_glob("PATTERN", args.bytes(1), &|folder, name| {
+    let p = Params::of(args);
+    let path = shown(p.path);
+    let glob = walk::name_glob("PATTERN", p.pattern, &|folder, name| {
         args.call_with(
             "find",
-            &[(0, &walk::join(args.bytes(0), folder)), (1, name)],
+            &[
+                (Params::PATH, &walk::join(p.path, folder)),
+                (Params::PATTERN, name),
+            ],
         )
     })?;
-    let file_type = args.file_type(2);
-    let max_depth = args.int(3) as usize;
-    let node = ctx.gate.resolve(args.bytes(0))?;
+    let file_type = p.file_type;
+    let max_depth = p.max_depth as usize;
+    let node = ctx.gate.resolve(p.path)?;
     if node.kind() != K::Directory {
         return Err(Error::NotADirectory(path).into());
     }
@@ -122,7 +140,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     } else {
         Ignores::Off
     };
-    let prefix = display_prefix(args.bytes(0));
+    let prefix = display_prefix(p.path);
     let mut line = Vec::new();
     let mut listed = 0u64;
     let mut visit = |e: &Entry<'_>| -> Result<(), Stop> {
@@ -166,7 +184,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     skipped.note_depth(
         ctx.out,
         max_depth,
-        &super::call_with(ctx, "find", args, &[(3, deeper.as_bytes())]),
+        &super::call_with(ctx, "find", args, &[(Params::MAX_DEPTH, deeper.as_bytes())]),
     );
     if result.is_ok() && listed == 0 {
         skipped.note_ignored_when_empty(ctx.out, "entry matched");

@@ -10,7 +10,7 @@ use crate::call::Ctx;
 use crate::envelope::{Format, Stop};
 use crate::error::shown;
 use crate::names::{command, quoted};
-use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
+use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param, params};
 use crate::resolve::Kind as K;
 
 /// The registry entry.
@@ -65,12 +65,22 @@ pub const TOOL: Tool = Tool {
     run: Runs::Tool(run),
 };
 
+params! {
+    /// ls's parameters, by name.
+    pub struct Params<'a> of TOOL.params;
+    /// The directory to list, as the caller named it.
+    path: &'a [u8] = bytes,
+    /// Whether names that start with `.` are listed.
+    show_hidden: bool = bool,
+}
+
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
-    let path = shown(args.bytes(0));
-    let show_hidden = args.bool(1);
-    let node = ctx.gate.resolve(args.bytes(0))?;
+    let p = Params::of(args);
+    let path = shown(p.path);
+    let show_hidden = p.show_hidden;
+    let node = ctx.gate.resolve(p.path)?;
     if node.kind() != K::Directory {
-        let mut line = quoted(args.bytes(0)).into_owned();
+        let mut line = quoted(p.path).into_owned();
         line.push(b'\n');
         ctx.out.push(&line)?;
         return Ok(Outcome::Success);
@@ -97,7 +107,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
                 ctx.out.note_truncation(format!(
                     " before {}; `{}` lists fewer entries",
                     String::from_utf8_lossy(&line[..line.len() - 1]),
-                    command("find", &[args.bytes(0), b"PATTERN"])
+                    command("find", &[p.path, b"PATTERN"])
                 ));
             }
             return Err(stop);

@@ -2,8 +2,12 @@
 //! `help`, the man pages and the completions all derive from it, as BusyBox derives everything
 //! from its applet table.
 //!
-//! Every tool file has the same shape: a `pub const TOOL: Tool` entry and a `run` function that
-//! takes the call's [`Ctx`] and parsed [`Args`] and pushes its output into `ctx.out`.
+//! Every tool file has the same shape: a `pub const TOOL: Tool` entry; its `Params`, one named
+//! field per row of the entry's parameter table, declared beside it with
+//! `registry::params!`; and a `run` function that takes the call's [`Ctx`] and parsed
+//! [`Args`], reads its `Params` from them once, and pushes its output into `ctx.out`. Two files
+//! are no tool: [`params`], the parameter rows and flags that several tools share, and
+//! [`lines`], the line printer of cat and head.
 
 use crate::call::Ctx;
 use crate::envelope::Stop;
@@ -14,7 +18,9 @@ pub mod diff;
 pub mod find;
 pub mod grep;
 pub mod head;
+pub mod lines;
 pub mod ls;
+pub mod params;
 pub mod pwd;
 pub mod sh;
 pub mod stat;
@@ -140,7 +146,7 @@ impl Tool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::NAMES;
+    use crate::registry::{FileType, NAMES, Value};
 
     #[test]
     fn names_match_the_registry() {
@@ -160,6 +166,30 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn every_tool_reads_its_params_with_the_accessor_of_each_kind() {
+        // A field read with the accessor of another kind would fail on every call.
+        fn args_of(t: &Tool) -> Args {
+            let values = t.params.iter().map(|p| match p.kind {
+                Kind::Path | Kind::Text => Value::Bytes(b"x".to_vec()),
+                Kind::Bool => Value::Bool(true),
+                Kind::Int { min, .. } => Value::Int(min),
+                Kind::FileType => Value::FileType(FileType::All),
+            });
+            Args::new(values.collect(), t.params.len())
+        }
+        let _ = cat::Params::of(&args_of(&cat::TOOL));
+        let _ = diff::Params::of(&args_of(&diff::TOOL));
+        let _ = find::Params::of(&args_of(&find::TOOL));
+        let _ = grep::Params::of(&args_of(&grep::TOOL));
+        let _ = head::Params::of(&args_of(&head::TOOL));
+        let _ = ls::Params::of(&args_of(&ls::TOOL));
+        let _ = stat::Params::of(&args_of(&stat::TOOL));
+        let _ = tail::Params::of(&args_of(&tail::TOOL));
+        let _ = wc::Params::of(&args_of(&wc::TOOL));
+        assert!(pwd::TOOL.params.is_empty());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::{Stop, json_string};
 use crate::names::quoted;
-use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
+use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param, params};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -117,9 +117,17 @@ fn describe(path: &str, st: &Stat) -> String {
     )
 }
 
+params! {
+    /// stat's parameters, by name.
+    pub struct Params<'a> of TOOL.params;
+    /// The entry to describe, as the caller named it.
+    path: &'a [u8] = bytes,
+}
+
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
-    let path = String::from_utf8_lossy(&quoted(args.bytes(0))).into_owned();
-    let node = ctx.gate.resolve(args.bytes(0))?;
+    let p = Params::of(args);
+    let path = String::from_utf8_lossy(&quoted(p.path)).into_owned();
+    let node = ctx.gate.resolve(p.path)?;
     ctx.out.push_str(&describe(&path, node.stat()))?;
     Ok(Outcome::Success)
 }

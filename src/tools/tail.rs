@@ -7,13 +7,14 @@
 //! to measure each line as it would be shown, then shows the lines that fit. The read budget is
 //! charged for the lines shown; the line that would cross it is not shown.
 
-use super::{Runs, Tool, head};
+use super::params::{FILE, LINE_FLAGS, LINES};
+use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::{LONG_LINE, Measure, Stop};
 use crate::error::{Error, shown};
 use crate::read::{BLOCK, Batch, Filter, Lines, charge_lines, read_at};
 use crate::redact::{self, LOOKBACK, Shown};
-use crate::registry::{Args, Outcome, Param};
+use crate::registry::{Args, Outcome, params};
 
 /// The truncation note's detail when the last line alone does not fit (docs/contract.md#notes).
 const LAST_LINE_END: &str = ": the last line does not fit, its end is shown";
@@ -22,26 +23,28 @@ const LAST_LINE_END: &str = ": the last line does not fit, its end is shown";
 pub const TOOL: Tool = Tool {
     name: "tail",
     summary: "print the last lines of a file",
-    params: &[
-        Param {
-            name: "path",
-            kind: crate::registry::Kind::Path,
-            default: None,
-            help: "the file to read",
-        },
-        head::LINES,
-    ],
+    params: &[FILE, LINES],
     example: "build.log 50",
-    flags: head::FLAGS,
+    flags: LINE_FLAGS,
     on_truncate: Outcome::Success,
     stdin: true,
     run: Runs::Tool(run),
 };
 
+params! {
+    /// tail's parameters, by name.
+    pub struct Params<'a> of TOOL.params;
+    /// The file to read, as the caller named it.
+    path: &'a [u8] = bytes,
+    /// How many lines to print.
+    lines: u64 = int,
+}
+
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
-    let path = shown(args.bytes(0));
-    let input = ctx.open_input(args.bytes(0), "tail")?;
-    let wanted = args.int(1);
+    let p = Params::of(args);
+    let path = shown(p.path);
+    let input = ctx.open_input(p.path, "tail")?;
+    let wanted = p.lines;
     if wanted == 0 {
         return Ok(Outcome::Success);
     }
@@ -54,15 +57,12 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let reach = u64::try_from(room)
         .unwrap_or(u64::MAX)
         .saturating_add(BLOCK as u64);
-    let found = line_starts(
-        &file,
-        size,
-        floor,
+    let bounds = Bounds {
         wanted,
-        ctx.budget.read_left(),
+        budget: ctx.budget.read_left(),
         reach,
-        &path,
-    )?;
+    };
+    let found = line_starts(&file, size, floor, bounds, &path)?;
     let over = found.over;
     // A line that starts before what was held is shown from where holding began, never whole;
     // under redaction, from past what could be the end of a secret that began before it.
@@ -169,21 +169,33 @@ struct Starts {
     cut: Option<u64>,
 }
 
+/// How far [`line_starts`] scans back from the end of a file.
+struct Bounds {
+    /// The lines it looks for: LINES.
+    wanted: u64,
+    /// The bytes from the end that may be shown: the read budget left.
+    budget: u64,
+    /// The bytes from the end past which the cap could never show more.
+    reach: u64,
+}
+
 /// The start offsets of the last `wanted` lines of the file after offset `floor` (where reading
 /// starts: 0, or where standard input stood), earliest first, scanning backwards, and whether the
 /// scan stopped at the read budget: lines that would take the shown bytes past `budget` are left
 /// out. The scan also stops once it holds more than `reach` bytes from the end, which the cap
-/// could never show. A final `\n` ends the last line and starts none.
-#[allow(clippy::too_many_arguments)]
+/// could never show ([`Bounds`]). A final `\n` ends the last line and starts none.
 fn line_starts(
     file: &std::fs::File,
     size: u64,
     floor: u64,
-    wanted: u64,
-    budget: u64,
-    reach: u64,
+    bounds: Bounds,
     path: &str,
 ) -> Result<Starts, Error> {
+    let Bounds {
+        wanted,
+        budget,
+        reach,
+    } = bounds;
     let mut starts: Vec<u64> = Vec::new();
     let mut over = false;
     let mut cut = None;

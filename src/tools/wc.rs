@@ -11,7 +11,7 @@ use crate::envelope::{Format, Stop};
 use crate::error::{Error, shown};
 use crate::names::quoted;
 use crate::read::BLOCK;
-use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param};
+use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param, params};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -170,9 +170,17 @@ impl Counter {
     }
 }
 
+params! {
+    /// wc's parameters, by name.
+    pub struct Params<'a> of TOOL.params;
+    /// The file to count, as the caller named it.
+    path: &'a [u8] = bytes,
+}
+
 fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
-    let path = shown(args.bytes(0));
-    let input = ctx.open_input(args.bytes(0), "wc")?;
+    let p = Params::of(args);
+    let path = shown(p.path);
+    let input = ctx.open_input(p.path, "wc")?;
     let regular = input.size.is_some();
     let mut file = input.file;
     let mut counter = Counter::default();
@@ -202,7 +210,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         Format::Text => {
             let mut line = gnu_line(c, regular).into_bytes();
             line.push(b' ');
-            line.extend_from_slice(&quoted(args.bytes(0)));
+            line.extend_from_slice(&quoted(p.path));
             line.push(b'\n');
             ctx.out.push(&line)?;
         }

@@ -130,7 +130,7 @@ fn closest_literals(p: &[u8]) -> Vec<Vec<u8>> {
 /// The note of a search that matched no line with a PATTERN that reads as a regular
 /// expression: that PATTERN is literal, and the literal calls that come closest.
 pub(super) fn note_literal(ctx: &Ctx<'_>, args: &Args) {
-    let pattern = args.bytes(0);
+    let pattern = super::Params::of(args).pattern;
     let signs = regex_signs(pattern);
     if signs.is_empty() {
         return;
@@ -138,7 +138,7 @@ pub(super) fn note_literal(ctx: &Ctx<'_>, args: &Args) {
     let calls: Vec<String> = closest_literals(pattern)
         .iter()
         .take(8)
-        .map(|l| crate::tools::call_with(ctx, "grep", args, &[(0, l)]))
+        .map(|l| crate::tools::call_with(ctx, "grep", args, &[(super::Params::PATTERN, l)]))
         .collect();
     let closest = if calls.is_empty() {
         String::new()

@@ -1,0 +1,372 @@
+//! grep's directory search (docs/contract.md#tools): the walk runs on the calling thread, in
+//! order, while workers search the files ahead of it; each file's matches are printed in walk
+//! order by the [`Printer`], which applies the read budget and the output cap to them, so that the
+//! answer does not depend on how the work was split.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, mpsc};
+
+use super::search::{FileMatches, Report, Search, Snapshot, probe_binary};
+use super::stream::Stream;
+use crate::call::Ctx;
+use crate::envelope::Stop;
+use crate::error::{Error, shown};
+use crate::read::{BINARY_PROBE, Filter, Lines};
+use crate::resolve::Node;
+use crate::walk::Entry;
+
+/// A file of a directory search, found by the walk.
+pub(super) struct Job {
+    /// Its place in the walk's order.
+    pub(super) index: usize,
+    /// Its directory, found by the walk.
+    pub(super) dir: Node,
+    /// Its name in `dir`.
+    pub(super) name: OsString,
+    /// Its path as the output shows it.
+    pub(super) display: Vec<u8>,
+    /// The limits when the walk found it.
+    pub(super) limits: Snapshot,
+}
+
+/// What every file of a directory search shares: the call, PATTERN's search, the caller's PATH
+/// (for errors), and the workers' common state.
+pub(super) struct DirSearch<'s, 'a> {
+    /// The call.
+    pub(super) ctx: &'s Ctx<'a>,
+    /// PATTERN's search.
+    pub(super) search: &'s Search,
+    /// The caller's PATH, as errors show it.
+    pub(super) shown: &'s str,
+    /// The answer is complete: the files still queued need no search.
+    pub(super) stop: AtomicBool,
+    /// The bytes of matches that the workers hold, waiting to be printed.
+    pub(super) held: AtomicUsize,
+}
+
+impl DirSearch<'_, '_> {
+    /// Searches a walked file. One that vanished, is no longer a regular file or is refused (a hard
+    /// link under `hardlinks = "deny"`) is left out without a word, as in any walk; one that cannot
+    /// be opened or read is left out and counted; running short of descriptors or memory is kept as
+    /// the error the search ends with. A binary file costs only the bytes that showed it binary.
+    pub(super) fn search_job(&self, job: &Job) -> FileMatches {
+        let ctx = self.ctx;
+        let mut found = match self.search_file(job) {
+            Ok(f) => f,
+            Err(e @ Error::Shortage(_)) => FileMatches {
+                shortage: Some(e),
+                ..FileMatches::default()
+            },
+            // What was found before a read error is dropped with the file.
+            Err(_) => FileMatches {
+                unreadable: true,
+                ..FileMatches::default()
+            },
+        };
+        // What was read, and what failed, is used once the directory is found again at its place.
+        found.ticket = Some(ctx.gate.read_through(&job.dir));
+        found
+    }
+
+    /// [`DirSearch::search_job`]'s search, whose errors it sorts.
+    fn search_file(&self, job: &Job) -> Result<FileMatches, Error> {
+        let (ctx, shown) = (self.ctx, self.shown);
+        let Some((file, size)) = ctx.gate.open_child_file(&job.dir, &job.name, shown)? else {
+            return Ok(FileMatches::default());
+        };
+        let mut lines = Lines::new(file, Some(size), shown);
+        // Text in UTF-16 or UTF-32 (docs/contract.md#tools): the first block read tells, without a
+        // read of its own for every file of the walk.
+        if let Some(e) = crate::read::Encoding::of_mark(lines.head(BINARY_PROBE)?) {
+            ctx.out.note(crate::read::decoded_note(
+                &String::from_utf8_lossy(&job.display),
+                e,
+            ));
+            lines = Lines::new(
+                crate::read::decoded(lines.into_file()?, e, shown)?,
+                None,
+                shown,
+            );
+        }
+        match probe_binary(&mut lines)? {
+            (false, _) => {
+                let filter = Filter::new(ctx.policy.redact);
+                self.search.collect(
+                    lines,
+                    filter,
+                    &job.display,
+                    job.limits,
+                    &self.stop,
+                    &self.held,
+                )
+            }
+            (true, probed) => Ok(FileMatches {
+                consumed: probed as u64,
+                binary: true,
+                ..FileMatches::default()
+            }),
+        }
+    }
+}
+
+/// Files handed to a worker at once (fewer hand-overs, less waking of threads).
+const BATCH: usize = 16;
+
+/// Results that wait for their turn to be printed: at most this many files are searched ahead
+/// of the one printed next, which bounds memory.
+const MAX_AHEAD: usize = 8 * BATCH;
+
+/// Prints the results of a search in file order.
+pub(super) struct Printer<'c, 'a> {
+    dir: &'c DirSearch<'c, 'a>,
+    next: usize,
+    waiting: BTreeMap<usize, (Vec<u8>, FileMatches)>,
+    /// A line matched.
+    pub(super) found: bool,
+    /// Files skipped as binary.
+    pub(super) binary: usize,
+    /// Files that could not be opened or read.
+    pub(super) unreadable: usize,
+    /// Printing stopped: nothing more is printed.
+    ended: bool,
+}
+
+impl<'c, 'a> Printer<'c, 'a> {
+    /// The printer of `dir`'s results, before the first.
+    pub(super) fn new(dir: &'c DirSearch<'c, 'a>) -> Printer<'c, 'a> {
+        Printer {
+            dir,
+            next: 0,
+            waiting: BTreeMap::new(),
+            found: false,
+            binary: 0,
+            unreadable: 0,
+            ended: false,
+        }
+    }
+
+    /// Takes the result of file `index`, and prints every result whose turn has come. Once
+    /// printing has stopped (a limit, the cap, an error), results of later files are let go: the
+    /// answer holds only what came before the stop, however the search was split.
+    pub(super) fn take(
+        &mut self,
+        index: usize,
+        display: Vec<u8>,
+        f: FileMatches,
+    ) -> Result<(), Stop> {
+        if self.ended {
+            self.dir.held.fetch_sub(f.out.len(), Ordering::Relaxed);
+            return Ok(());
+        }
+        let printed = self.print_in_order(index, display, f);
+        if printed.is_err() {
+            self.ended = true;
+            for (_, f) in std::mem::take(&mut self.waiting).into_values() {
+                self.dir.held.fetch_sub(f.out.len(), Ordering::Relaxed);
+            }
+        }
+        printed
+    }
+
+    fn print_in_order(
+        &mut self,
+        index: usize,
+        display: Vec<u8>,
+        f: FileMatches,
+    ) -> Result<(), Stop> {
+        self.waiting.insert(index, (display, f));
+        while let Some((display, f)) = self.waiting.remove(&self.next) {
+            self.next += 1;
+            // Lines, or a stop, come only from files whose directory was found again at its
+            // place since they were read.
+            let used = !f.out.is_empty()
+                || f.rest.is_some()
+                || f.consumed > self.dir.ctx.budget.read_left()
+                || f.unreadable
+                || f.shortage.is_some();
+            self.dir
+                .ctx
+                .gate
+                .settle_for(f.ticket.filter(|_| used), self.dir.shown)?;
+            let held = f.out.len();
+            let printed = self.emit(&display, f);
+            self.dir.held.fetch_sub(held, Ordering::Relaxed);
+            match &printed {
+                Err(Stop::Truncated) => self.dir.ctx.out.note_truncation(format!(
+                    " in the matches of {}; narrow PATH or FILE_PATTERN, or search for a longer \
+                     PATTERN, to see the rest",
+                    String::from_utf8_lossy(&display)
+                )),
+                // The budget is the call's, not the file's: say where it ran out, so that the
+                // files after it can be searched by a narrower call.
+                Err(Stop::Error(e)) if *e == self.dir.ctx.budget.read_exhausted() => {
+                    self.dir.ctx.out.note(format!(
+                        "the read budget ran out in {}: the files after it were not searched; \
+                         narrow PATH or FILE_PATTERN to search them",
+                        String::from_utf8_lossy(&display)
+                    ));
+                }
+                _ => {}
+            }
+            printed?;
+        }
+        Ok(())
+    }
+
+    /// Applies the read budget and the output cap to one file's result, in file order: the
+    /// lines looked at within the budget are printed; the line that crossed it is not
+    /// (docs/contract.md#limits). A handed-back file goes on here, streamed.
+    fn emit(&mut self, display: &[u8], f: FileMatches) -> Result<(), Stop> {
+        let ctx = self.dir.ctx;
+        if let Some(e) = f.shortage {
+            return Err(e.into());
+        }
+        if f.binary {
+            self.binary += 1;
+        }
+        if f.unreadable {
+            self.unreadable += 1;
+        }
+        let left = ctx.budget.read_left();
+        if f.consumed > left {
+            let cut = f
+                .marks
+                .iter()
+                .take_while(|(through, _)| *through <= left)
+                .last()
+                .map_or(0, |&(_, len)| len);
+            self.found |= cut > 0;
+            ctx.out.push(&f.out[..cut])?;
+            return Err(ctx.budget.read_exhausted().into());
+        }
+        ctx.budget.charge_read(f.consumed)?;
+        self.found |= !f.marks.is_empty();
+        let ends: Vec<usize> = f.marks.iter().map(|&(_, len)| len).collect();
+        self.dir.search.push_records(ctx, &f.out, &ends, display)?;
+        if let Some(t) = &f.tally {
+            ctx.out.add_redactions(t);
+        }
+        if let Some(mut rest) = f.rest {
+            let shown_path = shown(display);
+            let mut lines = Lines::resume(rest.file, rest.size, rest.offset, &shown_path)?;
+            let ahead = lines.ahead()?;
+            let stream = Stream {
+                search: self.dir.search,
+                ctx,
+                ahead: &ahead,
+                display,
+                walked: true,
+            };
+            let result = stream.run(&mut lines, &mut rest.filter, rest.line_no, Report::Lines);
+            rest.filter.report(ctx.out);
+            self.found |= result.as_ref().is_ok_and(|s| s.found);
+            self.binary += usize::from(result.as_ref().is_ok_and(|s| s.binary));
+            match result {
+                // A read error part way: the file is counted as one that could not be read
+                // (its lines before the error are out already).
+                Err(Stop::Error(Error::Io(_))) => self.unreadable += 1,
+                other => {
+                    other?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl DirSearch<'_, '_> {
+    /// The parallel search: the walk runs here, in order (`walk` calls `visit` for each wanted file);
+    /// the files are searched by the workers; results are printed here, in order. A limit, a
+    /// truncation or an error stops the workers.
+    pub(super) fn parallel(
+        &self,
+        printer: &mut Printer<'_, '_>,
+        workers: usize,
+        walk: impl FnOnce(&mut dyn FnMut(&Entry<'_>) -> Result<(), Stop>) -> Result<(), Stop>,
+        job_of: &dyn Fn(&Entry<'_>, usize) -> Job,
+        count: &mut usize,
+    ) -> Result<(), Stop> {
+        let stop = &self.stop;
+        let (job_tx, job_rx) = mpsc::sync_channel::<Vec<Job>>(workers * 2);
+        let job_rx = Mutex::new(job_rx);
+        // Each file's result is sent as soon as it is searched, so that a file searched early is
+        // printed early (and kept in the answer if the deadline comes during a later file).
+        let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<u8>, FileMatches)>();
+        std::thread::scope(|scope| -> Result<(), Stop> {
+            for _ in 0..workers {
+                let (job_rx, done_tx) = (&job_rx, done_tx.clone());
+                scope.spawn(move || {
+                    loop {
+                        let batch = match job_rx.lock() {
+                            Ok(rx) => rx.recv(),
+                            Err(_) => return,
+                        };
+                        let Ok(batch) = batch else { return };
+                        for job in batch {
+                            let f = if stop.load(Ordering::Relaxed) {
+                                FileMatches::default()
+                            } else {
+                                self.search_job(&job)
+                            };
+                            self.held.fetch_add(f.out.len(), Ordering::Relaxed);
+                            if done_tx.send((job.index, job.display, f)).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+            drop(done_tx);
+            let mut batch: Vec<Job> = Vec::with_capacity(BATCH);
+            let mut visit = |e: &Entry<'_>| -> Result<(), Stop> {
+                batch.push(job_of(e, *count));
+                *count += 1;
+                if batch.len() < BATCH {
+                    return Ok(());
+                }
+                if job_tx.send(std::mem::take(&mut batch)).is_err() {
+                    return Ok(());
+                }
+                let mut printed = Ok(());
+                while printed.is_ok() && *count - printer.next > MAX_AHEAD {
+                    match done_rx.recv() {
+                        Ok((i, d, f)) => printed = printer.take(i, d, f),
+                        Err(_) => break,
+                    }
+                }
+                while printed.is_ok()
+                    && let Ok((i, d, f)) = done_rx.try_recv()
+                {
+                    printed = printer.take(i, d, f);
+                }
+                if printed.is_err() {
+                    // The answer is complete: the files still queued need no search.
+                    stop.store(true, Ordering::Relaxed);
+                }
+                printed
+            };
+            let walked = walk(&mut visit);
+            if !batch.is_empty() {
+                let _ = job_tx.send(std::mem::take(&mut batch));
+            }
+            drop(job_tx);
+            // The files found before the walk stopped are printed first, as a serial search would
+            // have; a stop while printing them comes first too.
+            let printed = (|| {
+                while printer.next < *count {
+                    match done_rx.recv() {
+                        Ok((i, d, f)) => printer.take(i, d, f)?,
+                        Err(_) => break,
+                    }
+                }
+                Ok(())
+            })();
+            if printed.is_err() {
+                stop.store(true, Ordering::Relaxed);
+            }
+            printed.and(walked)
+        })
+    }
+}
