@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 use crate::error::{Error, Result};
 use crate::names::{command, shell_word};
 use crate::policy::{parse_bool, parse_uint};
-use crate::registry::{Args, Effect, FileType, Kind, Param, Value};
+use crate::registry::{Args, Effect, FileType, Param, ParamKind, Value};
 use crate::tools::Tool;
 
 /// What the parser may learn of the caller's surroundings, only to word a usage hint.
@@ -85,7 +85,7 @@ fn one_path_param(tool: &Tool) -> Option<usize> {
         .params
         .iter()
         .enumerate()
-        .filter(|(_, p)| p.kind == Kind::Path);
+        .filter(|(_, p)| p.kind == ParamKind::Path);
     match (path_params.next(), path_params.next()) {
         (Some((p, _)), None) => Some(p),
         _ => None,
@@ -256,15 +256,15 @@ fn value_of(tool: &Tool, p: &Param, word: &[u8]) -> Result<Value> {
         ))
     };
     match p.kind {
-        Kind::Path | Kind::Text => Ok(Value::Bytes(word.to_vec())),
-        Kind::Bool => parse_bool(&text())
+        ParamKind::Path | ParamKind::Text => Ok(Value::Bytes(word.to_vec())),
+        ParamKind::Bool => parse_bool(&text())
             .map(Value::Bool)
             .ok_or_else(|| bad("a boolean (true false 1 0 yes no on off)")),
-        Kind::Int { min, max } => match parse_uint(&text()) {
+        ParamKind::Int { min, max } => match parse_uint(&text()) {
             Some(n) if (min..=max).contains(&n) => Ok(Value::Int(n)),
             _ => Err(bad(&int_range(min, max))),
         },
-        Kind::FileType => parse_file_type(&text())
+        ParamKind::FileType => parse_file_type(&text())
             .map(Value::FileType)
             .ok_or_else(|| bad("a file type (all, file, directory, f, d)")),
     }
@@ -409,7 +409,7 @@ fn equivalent(
                         });
                     }
                 }
-                Effect::Call(template) => instead = Some(template.to_string()),
+                Effect::OtherCall(template) => instead = Some(template.to_string()),
                 Effect::Always => {}
                 Effect::Dropped(why) => notes.push(format!("{flag} dropped: {why}")),
                 Effect::DroppedWithValue(why) => {
@@ -509,7 +509,7 @@ fn equivalent(
     if tool.stdin
         && (world.piped)()
         && !tree
-        && let Some(p) = tool.params.iter().position(|p| p.kind == Kind::Path)
+        && let Some(p) = tool.params.iter().position(|p| p.kind == ParamKind::Path)
         && values[p].is_none()
     {
         values[p] = Some("-".to_string());
@@ -913,18 +913,18 @@ pub fn parse_json(tool: &Tool, text: &[u8]) -> Result<Args> {
         };
         let mistyped = |want: &str| usage(format!("field '{}' must be {want}", p.name));
         let value = match p.kind {
-            Kind::Path | Kind::Text => Value::Bytes(
+            ParamKind::Path | ParamKind::Text => Value::Bytes(
                 v.as_str()
                     .ok_or_else(|| mistyped("a string"))?
                     .as_bytes()
                     .to_vec(),
             ),
-            Kind::Bool => Value::Bool(v.as_bool().ok_or_else(|| mistyped("a boolean"))?),
-            Kind::Int { min, max } => {
+            ParamKind::Bool => Value::Bool(v.as_bool().ok_or_else(|| mistyped("a boolean"))?),
+            ParamKind::Int { min, max } => {
                 let n = v.as_u64().filter(|n| (min..=max).contains(n));
                 Value::Int(n.ok_or_else(|| mistyped(&int_range(min, max)))?)
             }
-            Kind::FileType => Value::FileType(
+            ParamKind::FileType => Value::FileType(
                 v.as_str()
                     .and_then(parse_file_type)
                     .ok_or_else(|| mistyped("\"all\", \"file\" or \"directory\""))?,

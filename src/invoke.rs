@@ -35,7 +35,7 @@ pub fn arguments(ctx: &Ctx<'_>, tool: &Tool, words: Words<'_>) -> Result<Args, E
                 is_dir: &|p| {
                     ctx.gate
                         .resolve(p)
-                        .is_ok_and(|n| n.kind() == crate::resolve::Kind::Directory)
+                        .is_ok_and(|n| n.kind() == crate::resolve::NodeKind::Directory)
                 },
                 piped: &|| ctx.stdin_has_input(),
             };

@@ -76,9 +76,9 @@ use tools::{Runs, Tool};
 
 pub use error::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_SUCCESS, EXIT_UNKNOWN};
 
-/// The call in progress, shared by the main thread, the watchdog and the panic hook, so that
-/// exactly one of them answers.
-struct Call {
+/// The answer of the call in progress, shared by the main thread, the watchdog and the panic
+/// hook, so that exactly one of them gives it.
+struct Answer {
     out: Output,
     label: String,
     audit: Option<audit::Log>,
@@ -90,9 +90,9 @@ struct Call {
 }
 
 /// The call in progress (in a `readbox sh` session, the command line in progress).
-static CURRENT: Mutex<Option<Arc<Call>>> = Mutex::new(None);
+static CURRENT: Mutex<Option<Arc<Answer>>> = Mutex::new(None);
 
-impl Call {
+impl Answer {
     /// Writes the answer (and the audit line) unless another thread already did. Returns the
     /// exit status, or `None` when the answer was not ours to give.
     ///
@@ -100,7 +100,7 @@ impl Call {
     /// watchdog and the panic hook wait only `grace` for a writer that holds it: past that, it is
     /// blocked on a stdout nobody reads (or it is the panicking thread itself), and the call ends
     /// without closing the envelope ([`Output::abandon`]).
-    fn answer(&self, error: Option<Error>, status: i32, grace: Option<Duration>) -> Option<i32> {
+    fn give(&self, error: Option<Error>, status: i32, grace: Option<Duration>) -> Option<i32> {
         if self.answered.swap(true, Ordering::SeqCst) {
             return None;
         }
@@ -131,8 +131,8 @@ impl Call {
         Some(status)
     }
 
-    fn new(out: Output, label: &str, audit: Option<audit::Log>, record: audit::Record) -> Call {
-        Call {
+    fn new(out: Output, label: &str, audit: Option<audit::Log>, record: audit::Record) -> Answer {
+        Answer {
             out,
             label: label.to_string(),
             audit,
@@ -143,7 +143,7 @@ impl Call {
     }
 
     /// Makes this the call the watchdog's and the panic hook's answers are for.
-    fn make_current(self: &Arc<Call>) {
+    fn make_current(self: &Arc<Answer>) {
         *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(self.clone());
     }
 }
@@ -277,7 +277,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
     {
         return answer_now(policy.format, &label, "", Some(e), EXIT_ERROR);
     }
-    let call = Arc::new(Call::new(out, &label, audit, record));
+    let call = Arc::new(Answer::new(out, &label, audit, record));
     call.make_current();
     let (error, status) = match policy.open_gate() {
         Err(e) => (Some(e), EXIT_ERROR),
@@ -309,7 +309,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             }
         }
     };
-    call.answer(error, status, None).unwrap_or_else(|| {
+    call.give(error, status, None).unwrap_or_else(|| {
         // The watchdog answered first and is ending the process. `park` may return at once (a
         // wake-up left by grep's scoped workers, or none at all): returning would exit under the
         // watchdog's answer.
@@ -334,10 +334,10 @@ fn new_output(policy: &Policy, format: Format, shell: bool) -> Output {
 }
 
 /// Starts the watchdog of `call`: at the deadline it answers for the call and ends the process.
-fn watch(call: &Arc<Call>, start: Instant, seconds: f64) -> Watch {
+fn watch(call: &Arc<Answer>, start: Instant, seconds: f64) -> Watch {
     let watched = call.clone();
     Deadline::new(start, seconds).watch(move |err| {
-        if let Some(status) = watched.answer(Some(err), EXIT_ERROR, Some(LOCK_GRACE)) {
+        if let Some(status) = watched.give(Some(err), EXIT_ERROR, Some(LOCK_GRACE)) {
             envelope::release_stdio();
             std::process::exit(status);
         }
@@ -352,7 +352,7 @@ const MAX_COMMAND_LINE: usize = 1 << 20;
 /// call of its own (its own deadline, budgets, audit records and envelope line); `cd` carries
 /// from line to line. `first` is the call object made for the session's start: it answers only
 /// if the session cannot start. Returns the status of the last line (0 for none).
-fn shell_session(policy: &Policy, gate: &Gate, first: &Arc<Call>) -> i32 {
+fn shell_session(policy: &Policy, gate: &Gate, first: &Arc<Answer>) -> i32 {
     // From now on the lines answer; the first call object never does.
     first.answered.store(true, Ordering::SeqCst);
     let home = gate.workdir();
@@ -470,7 +470,7 @@ fn session_line(
         answer_now(policy.format, "sh", "", Some(e), EXIT_ERROR);
         return (EXIT_ERROR, false);
     }
-    let call = Arc::new(Call::new(out, "sh", audit, record));
+    let call = Arc::new(Answer::new(out, "sh", audit, record));
     call.make_current();
     let watch = watch(&call, start, policy.timeout);
     let (error, status, exit) = match command {
@@ -495,7 +495,7 @@ fn session_line(
     if policy.format == Format::Text {
         call.error_shown.store(true, Ordering::SeqCst);
     }
-    let status = call.answer(error, status, None).unwrap_or(status);
+    let status = call.give(error, status, None).unwrap_or(status);
     watch.done();
     if policy.format == Format::Text && status != EXIT_SUCCESS {
         envelope::write_stderr_line(&format!("sh: exit {status}\n"));
@@ -607,7 +607,7 @@ fn answer_out_of_memory() -> ! {
     let e = Error::Io("out of memory".into());
     match current.as_deref() {
         Some(call) => {
-            call.answer(Some(e), EXIT_ERROR, Some(LOCK_GRACE));
+            call.give(Some(e), EXIT_ERROR, Some(LOCK_GRACE));
         }
         None => {
             answer_now(Format::Json, "readbox", "", Some(e), EXIT_ERROR);
@@ -618,11 +618,11 @@ fn answer_out_of_memory() -> ! {
 
 /// The panic hook's answer for `call` (`None` before the call exists), waiting at most
 /// [`LOCK_GRACE`] for the output; returns the exit status.
-fn answer_panic(call: Option<&Call>) -> i32 {
+fn answer_panic(call: Option<&Answer>) -> i32 {
     let e = Error::Io("internal error".into());
     match call {
         Some(call) => {
-            call.answer(Some(e), EXIT_ERROR, Some(LOCK_GRACE));
+            call.give(Some(e), EXIT_ERROR, Some(LOCK_GRACE));
         }
         None => {
             answer_now(Format::Json, "readbox", "", Some(e), EXIT_ERROR);
@@ -635,9 +635,9 @@ fn answer_panic(call: Option<&Call>) -> i32 {
 mod tests {
     use super::*;
 
-    fn call() -> Arc<Call> {
+    fn call() -> Arc<Answer> {
         let start = Instant::now();
-        Arc::new(Call::new(
+        Arc::new(Answer::new(
             Output::new(Format::Json, 1 << 20),
             "cat",
             None,

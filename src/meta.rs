@@ -14,7 +14,7 @@ use crate::dispatch::Meta;
 use crate::envelope::{Output, Stop, json_document};
 use crate::error::{Error, shown};
 use crate::policy::Policy;
-use crate::registry::Kind;
+use crate::registry::ParamKind;
 use crate::sandbox::Enforcement;
 use crate::tools::{self, Tool};
 
@@ -58,8 +58,8 @@ pub fn tool_help(t: &Tool) -> String {
         for p in t.params {
             let mut line = format!("  {:14} {}", p.name.to_ascii_uppercase(), p.help);
             match p.kind {
-                Kind::Bool => line.push_str(" (true/false)"),
-                Kind::FileType => line.push_str(" (all, file, directory)"),
+                ParamKind::Bool => line.push_str(" (true/false)"),
+                ParamKind::FileType => line.push_str(" (all, file, directory)"),
                 _ => {}
             }
             if let Some(d) = p.default {
@@ -83,19 +83,23 @@ pub fn input_schema(t: &Tool) -> Value {
     let mut props = serde_json::Map::new();
     for p in t.params {
         let mut s = match p.kind {
-            Kind::Path | Kind::Text => json!({ "type": "string" }),
-            Kind::Bool => json!({ "type": "boolean" }),
-            Kind::Int { min, max } if max == u64::MAX => {
+            ParamKind::Path | ParamKind::Text => json!({ "type": "string" }),
+            ParamKind::Bool => json!({ "type": "boolean" }),
+            ParamKind::Int { min, max } if max == u64::MAX => {
                 json!({ "type": "integer", "minimum": min })
             }
-            Kind::Int { min, max } => json!({ "type": "integer", "minimum": min, "maximum": max }),
-            Kind::FileType => json!({ "type": "string", "enum": ["all", "file", "directory"] }),
+            ParamKind::Int { min, max } => {
+                json!({ "type": "integer", "minimum": min, "maximum": max })
+            }
+            ParamKind::FileType => {
+                json!({ "type": "string", "enum": ["all", "file", "directory"] })
+            }
         };
         s["description"] = json!(p.help);
         if let Some(d) = p.default {
             s["default"] = match p.kind {
-                Kind::Bool => json!(crate::policy::parse_bool(d).unwrap_or(false)),
-                Kind::Int { .. } => json!(crate::policy::parse_uint(d).unwrap_or(0)),
+                ParamKind::Bool => json!(crate::policy::parse_bool(d).unwrap_or(false)),
+                ParamKind::Int { .. } => json!(crate::policy::parse_uint(d).unwrap_or(0)),
                 _ => json!(d),
             };
         }

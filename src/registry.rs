@@ -26,7 +26,7 @@ pub enum Outcome {
 
 /// The type of a positional parameter (docs/contract.md#arguments).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum ParamKind {
     /// A path, resolved by the gate.
     Path,
     /// A boolean word: `true false 1 0 yes no on off`, any case.
@@ -49,7 +49,7 @@ pub struct Param {
     /// The parameter's name, as `readbox call` and `schema` use it (`path`, `lines`, …).
     pub name: &'static str,
     /// Its type.
-    pub kind: Kind,
+    pub kind: ParamKind,
     /// The default, as it would be typed; `None` when the parameter is required.
     pub default: Option<&'static str>,
     /// One line for help, schema and man pages.
@@ -82,7 +82,7 @@ pub enum Effect {
     Never(&'static str),
     /// Answered by another call, a template in which `{param}` stands for the caller's word for
     /// that parameter (`cat -n f` -> `grep '' {path}` -> `grep '' f`).
-    Call(&'static str),
+    OtherCall(&'static str),
 }
 
 /// `find`'s FILE_TYPE (docs/contract.md#arguments).
@@ -280,13 +280,13 @@ mod tests {
     const TABLE: &[Param] = &[
         Param {
             name: "path",
-            kind: Kind::Path,
+            kind: ParamKind::Path,
             default: None,
             help: "",
         },
         Param {
             name: "lines",
-            kind: Kind::Int { min: 0, max: 9 },
+            kind: ParamKind::Int { min: 0, max: 9 },
             default: Some("1"),
             help: "",
         },

@@ -56,7 +56,7 @@ mod sys;
 
 pub use bracket::Ticket;
 pub use excludes::Excludes;
-pub use kind::Kind;
+pub use kind::NodeKind;
 pub use lexical::fold;
 pub use stdin::Stdin;
 
@@ -130,8 +130,8 @@ impl Node {
     }
 
     /// The object's kind.
-    pub fn kind(&self) -> Kind {
-        Kind::of(&self.stat)
+    pub fn kind(&self) -> NodeKind {
+        NodeKind::of(&self.stat)
     }
 
     /// The object's file name (empty for a root).
@@ -374,7 +374,7 @@ impl Gate {
 
     /// Whether a regular file must be refused for its extra links.
     fn refused_hardlink(&self, stat: &Stat) -> bool {
-        self.options.deny_hardlinks && Kind::of(stat) == Kind::File && stat.st_nlink > 1
+        self.options.deny_hardlinks && NodeKind::of(stat) == NodeKind::File && stat.st_nlink > 1
     }
 
     /// The working directory (canonical, beneath a root).
@@ -489,9 +489,9 @@ impl Gate {
                 Pos::Beneath { root, stack } => {
                     let root = *root;
                     let top = stack.last().expect("the root is always on the stack");
-                    let top_kind = Kind::of(&top.stat);
+                    let top_kind = NodeKind::of(&top.stat);
                     if c == "." || c == ".." {
-                        if top_kind != Kind::Directory {
+                        if top_kind != NodeKind::Directory {
                             let e = Error::NotADirectory(shown_arg.into());
                             let e = self.cannot_continue(root, stack, &queue, e, shown_arg, true);
                             return Err(self.unless_moved(root, stack, e, shown_arg));
@@ -512,7 +512,7 @@ impl Gate {
                     if self.excluded(root, &c, &rel) {
                         return Err(Error::Denied(shown_arg.into()));
                     }
-                    if top_kind != Kind::Directory {
+                    if top_kind != NodeKind::Directory {
                         let e = Error::NotADirectory(shown_arg.into());
                         let e = self.cannot_continue(root, stack, &queue, e, shown_arg, true);
                         return Err(self.unless_moved(root, stack, e, shown_arg));
@@ -552,7 +552,7 @@ impl Gate {
                     {
                         return Err(Error::Denied(shown_arg.into()));
                     }
-                    if Kind::of(&stat) == Kind::Symlink {
+                    if NodeKind::of(&stat) == NodeKind::Symlink {
                         hops += 1;
                         if hops > MAX_SYMLINK_HOPS {
                             let e = Error::Io(format!(
@@ -693,7 +693,7 @@ impl Gate {
     /// `not a file:`, `denied:` (a pseudo filesystem such as procfs, or the object was swapped
     /// since it was checked), `io:` (permission refused).
     pub fn open_read(&self, node: &Node, shown_arg: &str) -> Result<File> {
-        if node.kind() != Kind::File {
+        if node.kind() != NodeKind::File {
             return Err(Error::NotAFile(shown_arg.into()));
         }
         if node.mount_point
@@ -731,7 +731,7 @@ impl Gate {
     /// # Errors
     /// `not a directory:`, `io:` (permission refused).
     pub fn open_dir(&self, node: &Node, shown_arg: &str) -> Result<rustix::fs::Dir> {
-        if node.kind() != Kind::Directory {
+        if node.kind() != NodeKind::Directory {
             return Err(Error::NotADirectory(shown_arg.into()));
         }
         if node.mount_point {
@@ -764,9 +764,9 @@ impl Gate {
     ///
     /// # Errors
     /// [`Error::Shortage`] naming `shown` when the process ran short of memory.
-    pub fn kind_of_child(&self, dir: &Node, name: &OsStr, shown: &str) -> Result<Option<Kind>> {
+    pub fn kind_of_child(&self, dir: &Node, name: &OsStr, shown: &str) -> Result<Option<NodeKind>> {
         match rustix::fs::statat(dir.fd.as_fd(), name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(st) => Ok(Some(Kind::of(&st))),
+            Ok(st) => Ok(Some(NodeKind::of(&st))),
             Err(e) if scarce(e) => Err(Error::io(shown, &errno_io(e))),
             Err(_) => Ok(None),
         }
@@ -922,7 +922,7 @@ impl Gate {
         for name in names.iter().take(names.len().saturating_sub(1)) {
             let dir = chain.last().expect("the chain starts at the root");
             match self.child(dir, name, shown) {
-                Ok(Some(n)) if n.kind() == Kind::Directory => chain.push(n),
+                Ok(Some(n)) if n.kind() == NodeKind::Directory => chain.push(n),
                 Err(e @ Error::Shortage(_)) => return Err(e),
                 _ => break,
             }

@@ -26,8 +26,8 @@ use crate::call::{Ctx, Stdin};
 use crate::envelope::{Output, Stop};
 use crate::error::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_SUCCESS, EXIT_UNKNOWN, Error};
 use crate::invoke::{self, Words};
-use crate::registry::Kind;
-use crate::resolve::Kind as NodeKind;
+use crate::registry::ParamKind;
+use crate::resolve::NodeKind;
 use crate::tools::{self, Tool};
 
 pub mod glob;
@@ -798,7 +798,7 @@ fn pipe_path(tool: &Tool, words: &mut Vec<OsString>) {
         .params
         .iter()
         .enumerate()
-        .filter(|(_, p)| p.kind == Kind::Path);
+        .filter(|(_, p)| p.kind == ParamKind::Path);
     let one_path = match (paths.next(), paths.next()) {
         (Some((at, _)), None) => at,
         _ => return,

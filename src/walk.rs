@@ -28,7 +28,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::Error;
-use crate::resolve::{Gate, Kind, Node};
+use crate::resolve::{Gate, Node, NodeKind};
 
 /// Version-control metadata that recursive walks skip.
 pub const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn"];
@@ -111,7 +111,7 @@ pub struct Listed {
     /// The entry's name.
     pub name: OsString,
     /// A regular file, a directory or a symlink; other types are never listed.
-    pub kind: Kind,
+    pub kind: NodeKind,
 }
 
 /// Reads the entries of the directory `dir`, charging each against `max_entries`, and returns the
@@ -198,11 +198,11 @@ fn read_entries(ctx: &Ctx<'_>, dir: &Node, shown: &str) -> Result<Vec<Listed>, E
         // Charged once it is known not to be excluded, so that the budget never tells whether
         // an excluded name exists (docs/security.md#excludes-on-every-component).
         ctx.budget.charge_entry()?;
-        let kind = match Kind::from_file_type(entry.file_type()) {
+        let kind = match NodeKind::from_file_type(entry.file_type()) {
             Some(k) => Some(k),
             None => ctx.gate.kind_of_child(dir, name, shown)?,
         };
-        if let Some(kind @ (Kind::File | Kind::Directory | Kind::Symlink)) = kind {
+        if let Some(kind @ (NodeKind::File | NodeKind::Directory | NodeKind::Symlink)) = kind {
             listed.push(Listed {
                 name: name.to_os_string(),
                 kind,
@@ -464,7 +464,7 @@ impl Walker<'_, '_> {
         self.levels.extend(level);
         let base_len = self.display.len();
         for child in &children {
-            let is_dir = child.kind == Kind::Directory;
+            let is_dir = child.kind == NodeKind::Directory;
             if self.ignores == Ignores::Respect {
                 if is_vcs(&child.name) {
                     continue;
@@ -491,7 +491,7 @@ impl Walker<'_, '_> {
             // of descriptors or memory, which says nothing about the directory.
             if is_dir && depth < self.max_depth {
                 match ctx.gate.child(dir, &child.name, self.shown) {
-                    Ok(Some(sub)) if sub.kind() == Kind::Directory => {
+                    Ok(Some(sub)) if sub.kind() == NodeKind::Directory => {
                         if sub.is_mount_point() {
                             self.skipped.mount_points.push(self.display.clone());
                         } else {
@@ -607,8 +607,8 @@ fn load_level(
         None
     };
     let (repo, git_exclude) = match git.as_ref().map(Node::kind) {
-        Some(Kind::Directory) => (true, read(&[".git", "info", "exclude"])?),
-        Some(Kind::File) => match contents(&[".git"], MAX_GITDIR_FILE)? {
+        Some(NodeKind::Directory) => (true, read(&[".git", "info", "exclude"])?),
+        Some(NodeKind::File) => match contents(&[".git"], MAX_GITDIR_FILE)? {
             Some(text) if text.starts_with(b"gitdir:") => {
                 let exclude = linked_exclude(gate, dir, &text, shown)?;
                 (true, exclude.and_then(|t| rules(&root, &t)))

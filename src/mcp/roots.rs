@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::policy::Policy;
-use crate::resolve::{Gate, Kind, fold};
+use crate::resolve::{Gate, NodeKind, fold};
 
 /// Where a call may read: the configured roots, or the intersection with a client's roots
 /// (canonical directories; empty: nothing at all).
@@ -108,7 +108,7 @@ fn surviving(policy: &Policy, gate: &Gate, client: &Path) -> Vec<PathBuf> {
     // Anything else is the gate's to decide, as for a path a call names: outside the roots,
     // excluded, through a link that leaves, missing or not a directory all leave nothing alike.
     match gate.resolve(client.as_os_str().as_bytes()) {
-        Ok(node) if node.kind() == Kind::Directory => vec![gate.path_of(&node)],
+        Ok(node) if node.kind() == NodeKind::Directory => vec![gate.path_of(&node)],
         _ => Vec::new(),
     }
 }

@@ -1,10 +1,10 @@
-//! The type of an object on disk ([`Kind`]), from its mode or from a directory listing.
+//! The type of an object on disk ([`NodeKind`]), from its mode or from a directory listing.
 
 use rustix::fs::{FileType, Stat};
 
 /// The type of an object, from its mode (as `stat` names them in docs/contract.md#tools).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum NodeKind {
     /// A regular file.
     File,
     /// A directory.
@@ -24,32 +24,32 @@ pub enum Kind {
     Unknown,
 }
 
-impl Kind {
+impl NodeKind {
     /// The kind of the object described by `st`.
-    pub fn of(st: &Stat) -> Kind {
+    pub fn of(st: &Stat) -> NodeKind {
         match FileType::from_raw_mode(st.st_mode) {
-            FileType::RegularFile => Kind::File,
-            FileType::Directory => Kind::Directory,
-            FileType::Symlink => Kind::Symlink,
-            FileType::Fifo => Kind::Fifo,
-            FileType::Socket => Kind::Socket,
-            FileType::CharacterDevice => Kind::CharDevice,
-            FileType::BlockDevice => Kind::BlockDevice,
+            FileType::RegularFile => NodeKind::File,
+            FileType::Directory => NodeKind::Directory,
+            FileType::Symlink => NodeKind::Symlink,
+            FileType::Fifo => NodeKind::Fifo,
+            FileType::Socket => NodeKind::Socket,
+            FileType::CharacterDevice => NodeKind::CharDevice,
+            FileType::BlockDevice => NodeKind::BlockDevice,
             // Unsure what it is: not a regular file, so nothing opens it for reading.
-            FileType::Unknown => Kind::Unknown,
+            FileType::Unknown => NodeKind::Unknown,
         }
     }
 
     /// The kind a directory listing reports (`d_type`), if it reports one.
-    pub fn from_file_type(t: FileType) -> Option<Kind> {
+    pub fn from_file_type(t: FileType) -> Option<NodeKind> {
         match t {
-            FileType::RegularFile => Some(Kind::File),
-            FileType::Directory => Some(Kind::Directory),
-            FileType::Symlink => Some(Kind::Symlink),
-            FileType::Fifo => Some(Kind::Fifo),
-            FileType::Socket => Some(Kind::Socket),
-            FileType::CharacterDevice => Some(Kind::CharDevice),
-            FileType::BlockDevice => Some(Kind::BlockDevice),
+            FileType::RegularFile => Some(NodeKind::File),
+            FileType::Directory => Some(NodeKind::Directory),
+            FileType::Symlink => Some(NodeKind::Symlink),
+            FileType::Fifo => Some(NodeKind::Fifo),
+            FileType::Socket => Some(NodeKind::Socket),
+            FileType::CharacterDevice => Some(NodeKind::CharDevice),
+            FileType::BlockDevice => Some(NodeKind::BlockDevice),
             FileType::Unknown => None,
         }
     }
@@ -57,14 +57,14 @@ impl Kind {
     /// The name `stat` prints: `file`, `directory`, `fifo`, `socket`, `char_device`, …
     pub fn name(self) -> &'static str {
         match self {
-            Kind::File => "file",
-            Kind::Directory => "directory",
-            Kind::Symlink => "symlink",
-            Kind::Fifo => "fifo",
-            Kind::Socket => "socket",
-            Kind::CharDevice => "char_device",
-            Kind::BlockDevice => "block_device",
-            Kind::Unknown => "unknown",
+            NodeKind::File => "file",
+            NodeKind::Directory => "directory",
+            NodeKind::Symlink => "symlink",
+            NodeKind::Fifo => "fifo",
+            NodeKind::Socket => "socket",
+            NodeKind::CharDevice => "char_device",
+            NodeKind::BlockDevice => "block_device",
+            NodeKind::Unknown => "unknown",
         }
     }
 }
@@ -78,12 +78,12 @@ mod tests {
         // SAFETY: Stat is a plain C struct, for which all zeroes is a valid value.
         let mut st: Stat = unsafe { std::mem::zeroed() };
         st.st_mode = 0o100_644;
-        assert_eq!(Kind::of(&st), Kind::File);
+        assert_eq!(NodeKind::of(&st), NodeKind::File);
         // 0o160000 is no file type Linux defines (S_IFMT less the seven known ones).
         st.st_mode = 0o160_644;
-        assert_eq!(Kind::of(&st), Kind::Unknown);
+        assert_eq!(NodeKind::of(&st), NodeKind::Unknown);
         st.st_mode = 0o644;
-        assert_eq!(Kind::of(&st), Kind::Unknown);
-        assert_eq!(Kind::Unknown.name(), "unknown");
+        assert_eq!(NodeKind::of(&st), NodeKind::Unknown);
+        assert_eq!(NodeKind::Unknown.name(), "unknown");
     }
 }

@@ -6,7 +6,7 @@
 
 use std::fs::File;
 
-use super::{Gate, Kind, Node, errno_io};
+use super::{Gate, Node, NodeKind, errno_io};
 use crate::error::{Error, Result};
 
 /// Standard input as a tool may read it (docs/contract.md#standard-input).
@@ -40,17 +40,17 @@ impl Gate {
     pub fn stdin(&self, tool: &str) -> Result<Stdin> {
         let fd = rustix::stdio::stdin();
         let st = rustix::fs::fstat(fd).map_err(|e| Error::io("-", &errno_io(e)))?;
-        match Kind::of(&st) {
-            Kind::CharDevice if rustix::termios::isatty(fd) => Err(Error::Usage(format!(
+        match NodeKind::of(&st) {
+            NodeKind::CharDevice if rustix::termios::isatty(fd) => Err(Error::Usage(format!(
                 "standard input is a terminal: {tool} - reads text piped into it; give a PATH \
                  otherwise"
             ))),
-            Kind::Fifo | Kind::Socket => {
+            NodeKind::Fifo | NodeKind::Socket => {
                 let own = rustix::io::fcntl_dupfd_cloexec(fd, 3)
                     .map_err(|e| Error::io("-", &errno_io(e)))?;
                 Ok(Stdin::Stream(File::from(own)))
             }
-            Kind::File => {
+            NodeKind::File => {
                 let denied = || Error::Denied("-".into());
                 // The name the kernel knows the file by; only a name that resolves beneath a root,
                 // unexcluded, to this very object lets it be read.
@@ -91,7 +91,11 @@ impl Gate {
     /// socket or a regular file (grep with PATH left out refuses then, so that `ls | grep x`
     /// never searches the tree silently).
     pub fn stdin_has_input(&self) -> bool {
-        rustix::fs::fstat(rustix::stdio::stdin())
-            .is_ok_and(|st| matches!(Kind::of(&st), Kind::Fifo | Kind::Socket | Kind::File))
+        rustix::fs::fstat(rustix::stdio::stdin()).is_ok_and(|st| {
+            matches!(
+                NodeKind::of(&st),
+                NodeKind::Fifo | NodeKind::Socket | NodeKind::File
+            )
+        })
     }
 }

@@ -10,7 +10,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use crate::call::Ctx;
 use crate::error::Error;
-use crate::resolve::Kind;
+use crate::resolve::NodeKind;
 
 /// The names that `pattern` (a glob as [`super::parse::Word::glob`] holds it: quoted
 /// characters escaped with `\`) matches, in byte order; `None` when it matches none, and the
@@ -121,7 +121,7 @@ fn matches_in(ctx: &Ctx<'_>, dir: &[u8], part: &[u8]) -> Result<Vec<Vec<u8>>, Er
     let Ok(node) = ctx.gate.resolve(dir) else {
         return Ok(Vec::new());
     };
-    if node.kind() != Kind::Directory {
+    if node.kind() != NodeKind::Directory {
         return Ok(Vec::new());
     }
     let shown = crate::error::shown(dir);

@@ -5,7 +5,7 @@
 use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::Stop;
-use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param, params};
+use crate::registry::{Args, Effect, Flag, Outcome, Param, ParamKind, params};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -14,13 +14,13 @@ pub const TOOL: Tool = Tool {
     params: &[
         Param {
             name: "path",
-            kind: Kind::Path,
+            kind: ParamKind::Path,
             default: None,
             help: "the file to print",
         },
         Param {
             name: "from_line",
-            kind: Kind::Int {
+            kind: ParamKind::Int {
                 min: 1,
                 max: u64::MAX,
             },
@@ -33,7 +33,7 @@ pub const TOOL: Tool = Tool {
         Flag {
             names: &["-n", "--number"],
             // grep with the empty PATTERN prints every line with its number.
-            effect: Effect::Call("grep '' {path}"),
+            effect: Effect::OtherCall("grep '' {path}"),
         },
         Flag {
             names: &["-b", "--number-nonblank"],

@@ -18,7 +18,7 @@ use crate::error::{Error, shown};
 use crate::names::quoted;
 use crate::read::{BINARY_PROBE, BLOCK, Filter, for_each_block, is_binary, read_at};
 use crate::redact::{Shown, Tally, key_marker};
-use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param, params};
+use crate::registry::{Args, Effect, Flag, Outcome, Param, ParamKind, params};
 
 /// The note of a diff with standard input as a side when redaction replaced a value.
 pub const STDIN_NOTE: &str = "standard input is a side, so the lines were compared as redacted: \
@@ -38,19 +38,19 @@ pub const TOOL: Tool = Tool {
     params: &[
         Param {
             name: "path_a",
-            kind: Kind::Path,
+            kind: ParamKind::Path,
             default: None,
             help: "the old file",
         },
         Param {
             name: "path_b",
-            kind: Kind::Path,
+            kind: ParamKind::Path,
             default: None,
             help: "the new file",
         },
         Param {
             name: "context_lines",
-            kind: Kind::Int { min: 0, max: 100 },
+            kind: ParamKind::Int { min: 0, max: 100 },
             default: Some("3"),
             help: "unchanged lines shown around each change (0 to 100)",
         },

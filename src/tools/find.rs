@@ -9,8 +9,8 @@ use crate::call::Ctx;
 use crate::envelope::Stop;
 use crate::error::{Error, shown};
 use crate::names::quoted;
-use crate::registry::{Args, Effect, FileType, Flag, Kind, Outcome, Param, params};
-use crate::resolve::Kind as K;
+use crate::registry::{Args, Effect, FileType, Flag, Outcome, Param, ParamKind, params};
+use crate::resolve::NodeKind;
 use crate::walk::{self, Entry, Ignores, Skipped, Walk, display_prefix};
 
 /// The registry entry.
@@ -20,19 +20,19 @@ pub const TOOL: Tool = Tool {
     params: &[
         Param {
             name: "path",
-            kind: Kind::Path,
+            kind: ParamKind::Path,
             default: Some("."),
             help: "the directory to search",
         },
         Param {
             name: "pattern",
-            kind: Kind::Text,
+            kind: ParamKind::Text,
             default: Some("*"),
             help: "glob on the entry's name: * ? [..] {a,b}",
         },
         Param {
             name: "file_type",
-            kind: Kind::FileType,
+            kind: ParamKind::FileType,
             default: Some("all"),
             help: "which entries",
         },
@@ -132,7 +132,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let file_type = p.file_type;
     let max_depth = p.max_depth as usize;
     let node = ctx.gate.resolve(p.path)?;
-    if node.kind() != K::Directory {
+    if node.kind() != NodeKind::Directory {
         return Err(Error::NotADirectory(path).into());
     }
     let ignores = if ctx.policy.respect_ignore_files {
@@ -147,13 +147,13 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         let kind = e.listed.kind;
         let wanted = match file_type {
             FileType::All => true,
-            FileType::File => kind == K::File,
-            FileType::Directory => kind == K::Directory,
+            FileType::File => kind == NodeKind::File,
+            FileType::Directory => kind == NodeKind::Directory,
         };
         if wanted && glob.is_match(std::path::Path::new(&e.listed.name)) {
             line.clear();
             line.extend_from_slice(&quoted(e.display));
-            if kind == K::Directory {
+            if kind == NodeKind::Directory {
                 line.push(b'/');
             }
             line.push(b'\n');

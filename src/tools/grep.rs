@@ -43,8 +43,8 @@ use crate::envelope::Stop;
 use crate::error::{Error, shown};
 use crate::names::quoted;
 use crate::read::{Filter, Lines};
-use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param, params};
-use crate::resolve::{Kind as K, Node};
+use crate::registry::{Args, Effect, Flag, Outcome, Param, ParamKind, params};
+use crate::resolve::{Node, NodeKind};
 use crate::walk::{Entry, Ignores, Skipped, Walk, display_prefix};
 use literal::note_literal;
 use matcher::Matcher;
@@ -59,31 +59,31 @@ pub const TOOL: Tool = Tool {
     params: &[
         Param {
             name: "pattern",
-            kind: Kind::Text,
+            kind: ParamKind::Text,
             default: None,
             help: "the literal text to look for (not a regular expression)",
         },
         Param {
             name: "path",
-            kind: Kind::Path,
+            kind: ParamKind::Path,
             default: Some("."),
             help: "a file, or a directory to search",
         },
         Param {
             name: "recursive",
-            kind: Kind::Bool,
+            kind: ParamKind::Bool,
             default: Some("true"),
             help: "search subdirectories (false: the directory's own files only)",
         },
         Param {
             name: "ignore_case",
-            kind: Kind::Bool,
+            kind: ParamKind::Bool,
             default: Some("false"),
             help: "match regardless of case (Unicode simple case folding)",
         },
         Param {
             name: "file_pattern",
-            kind: Kind::Text,
+            kind: ParamKind::Text,
             default: Some("*"),
             help: "glob on the names of the files a directory search reads",
         },
@@ -258,7 +258,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         return search_one(ctx, &search, lines, b"(standard input)").map(outcome);
     }
     let node = ctx.gate.resolve(p.path)?;
-    if node.kind() != K::Directory {
+    if node.kind() != NodeKind::Directory {
         let file = ctx.gate.open_read(&node, &path)?;
         let size = u64::try_from(node.stat().st_size).unwrap_or(0);
         let (file, size, encoding) = crate::read::text_of(file, size, &path)?;
@@ -313,7 +313,7 @@ fn search_tree(
         limits: Snapshot::now(ctx),
     };
     let wanted = |e: &Entry<'_>| {
-        e.listed.kind == K::File && file_glob.is_match(std::path::Path::new(&e.listed.name))
+        e.listed.kind == NodeKind::File && file_glob.is_match(std::path::Path::new(&e.listed.name))
     };
     let mut skipped = Skipped::default();
     let walk = Walk {

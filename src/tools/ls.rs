@@ -10,8 +10,8 @@ use crate::call::Ctx;
 use crate::envelope::{Format, Stop};
 use crate::error::shown;
 use crate::names::{command, quoted};
-use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param, params};
-use crate::resolve::Kind as K;
+use crate::registry::{Args, Effect, Flag, Outcome, Param, ParamKind, params};
+use crate::resolve::NodeKind;
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -20,13 +20,13 @@ pub const TOOL: Tool = Tool {
     params: &[
         Param {
             name: "path",
-            kind: Kind::Path,
+            kind: ParamKind::Path,
             default: Some("."),
             help: "the directory to list",
         },
         Param {
             name: "show_hidden",
-            kind: Kind::Bool,
+            kind: ParamKind::Bool,
             default: Some("false"),
             help: "also list names that start with a dot",
         },
@@ -79,7 +79,7 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     let path = shown(p.path);
     let show_hidden = p.show_hidden;
     let node = ctx.gate.resolve(p.path)?;
-    if node.kind() != K::Directory {
+    if node.kind() != NodeKind::Directory {
         let mut line = quoted(p.path).into_owned();
         line.push(b'\n');
         ctx.out.push(&line)?;
@@ -97,8 +97,8 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         line.clear();
         line.extend_from_slice(&quoted(name));
         match child.kind {
-            K::Directory if marks => line.push(b'/'),
-            K::Symlink if marks => line.push(b'@'),
+            NodeKind::Directory if marks => line.push(b'/'),
+            NodeKind::Symlink if marks => line.push(b'@'),
             _ => {}
         }
         line.push(b'\n');

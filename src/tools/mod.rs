@@ -11,7 +11,7 @@
 
 use crate::call::Ctx;
 use crate::envelope::Stop;
-use crate::registry::{Args, Flag, Kind, Outcome, Param};
+use crate::registry::{Args, Flag, Outcome, Param, ParamKind};
 
 pub mod cat;
 pub mod diff;
@@ -59,10 +59,10 @@ pub fn call_text(ctx: &Ctx<'_>, tool: &str, words: &[&[u8]]) -> String {
     for (param, word) in t.params.iter().zip(words) {
         let text = String::from_utf8_lossy(word);
         let value = match param.kind {
-            Kind::Int { .. } => text
+            ParamKind::Int { .. } => text
                 .parse::<u64>()
                 .map_or_else(|_| text.as_ref().into(), serde_json::Value::from),
-            Kind::Bool => crate::policy::parse_bool(&text)
+            ParamKind::Bool => crate::policy::parse_bool(&text)
                 .map_or_else(|| text.as_ref().into(), serde_json::Value::from),
             _ => text.as_ref().into(),
         };
@@ -173,10 +173,10 @@ mod tests {
         // A field read with the accessor of another kind would fail on every call.
         fn args_of(t: &Tool) -> Args {
             let values = t.params.iter().map(|p| match p.kind {
-                Kind::Path | Kind::Text => Value::Bytes(b"x".to_vec()),
-                Kind::Bool => Value::Bool(true),
-                Kind::Int { min, .. } => Value::Int(min),
-                Kind::FileType => Value::FileType(FileType::All),
+                ParamKind::Path | ParamKind::Text => Value::Bytes(b"x".to_vec()),
+                ParamKind::Bool => Value::Bool(true),
+                ParamKind::Int { min, .. } => Value::Int(min),
+                ParamKind::FileType => Value::FileType(FileType::All),
             });
             Args::new(values.collect(), t.params.len())
         }

@@ -1,13 +1,13 @@
 //! The parameter rows and flags that more than one tool has: each is written once here, and the
 //! tools' tables take it from here rather than from a sibling tool (docs/contract.md#arguments).
 
-use crate::registry::{Effect, Flag, Kind, Param};
+use crate::registry::{Effect, Flag, Param, ParamKind};
 use crate::walk::MAX_DEPTH_LIMIT;
 
 /// The PATH of head and tail: the one file they read.
 pub const FILE: Param = Param {
     name: "path",
-    kind: Kind::Path,
+    kind: ParamKind::Path,
     default: None,
     help: "the file to read",
 };
@@ -15,7 +15,7 @@ pub const FILE: Param = Param {
 /// The LINES parameter of head and tail.
 pub const LINES: Param = Param {
     name: "lines",
-    kind: Kind::Int {
+    kind: ParamKind::Int {
         min: 0,
         max: 10_000,
     },
@@ -26,7 +26,7 @@ pub const LINES: Param = Param {
 /// The MAX_DEPTH parameter of find and grep.
 pub const MAX_DEPTH: Param = Param {
     name: "max_depth",
-    kind: Kind::Int {
+    kind: ParamKind::Int {
         min: 0,
         max: MAX_DEPTH_LIMIT,
     },

@@ -3,7 +3,7 @@
 //! tools; `crate::sh` holds its grammar and its pipelines, above the tools it runs.
 
 use super::{Runs, Tool};
-use crate::registry::{Kind, Outcome, Param};
+use crate::registry::{Outcome, Param, ParamKind};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -11,7 +11,7 @@ pub const TOOL: Tool = Tool {
     summary: "run a command line of the read-only tools, with pipes, && || ; and globs",
     params: &[Param {
         name: "command",
-        kind: Kind::Text,
+        kind: ParamKind::Text,
         default: None,
         help: "the command line: the tools with positional arguments, joined by | && || ; \
                or newlines, with quotes, globs and ! (grep TODO src | head - 20)",

@@ -9,7 +9,7 @@ use super::{Runs, Tool};
 use crate::call::Ctx;
 use crate::envelope::{Stop, json_string};
 use crate::names::quoted;
-use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param, params};
+use crate::registry::{Args, Effect, Flag, Outcome, Param, ParamKind, params};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -17,7 +17,7 @@ pub const TOOL: Tool = Tool {
     summary: "describe a file: type, size, permissions, modification time",
     params: &[Param {
         name: "path",
-        kind: Kind::Path,
+        kind: ParamKind::Path,
         default: None,
         help: "the object to describe",
     }],
@@ -43,18 +43,18 @@ pub const TOOL: Tool = Tool {
 
 /// `ls -l` style permissions of `mode`, with `s S t T` for set-id and sticky bits
 /// (POSIX `ls`, file mode string).
-pub fn permissions(mode: u32, kind: crate::resolve::Kind) -> String {
-    use crate::resolve::Kind as K;
+pub fn permissions(mode: u32, kind: crate::resolve::NodeKind) -> String {
+    use crate::resolve::NodeKind;
     let type_char = match kind {
-        K::File => '-',
-        K::Directory => 'd',
-        K::Symlink => 'l',
-        K::Fifo => 'p',
-        K::Socket => 's',
-        K::CharDevice => 'c',
-        K::BlockDevice => 'b',
+        NodeKind::File => '-',
+        NodeKind::Directory => 'd',
+        NodeKind::Symlink => 'l',
+        NodeKind::Fifo => 'p',
+        NodeKind::Socket => 's',
+        NodeKind::CharDevice => 'c',
+        NodeKind::BlockDevice => 'b',
         // As GNU ls marks a type it does not know.
-        K::Unknown => '?',
+        NodeKind::Unknown => '?',
     };
     let bit = |m: u32, c: char| if mode & m != 0 { c } else { '-' };
     let special = |exec: u32, special: u32, set: char| match (mode & exec != 0, mode & special != 0)
@@ -105,7 +105,7 @@ pub fn rfc3339(seconds: i64, nanos: u32) -> String {
 }
 
 fn describe(path: &str, st: &Stat) -> String {
-    let kind = crate::resolve::Kind::of(st);
+    let kind = crate::resolve::NodeKind::of(st);
     let modified = json_string(&rfc3339(st.st_mtime, st.st_mtime_nsec as u32));
     format!(
         "{{\"path\": {}, \"type\": {}, \"size_bytes\": {}, \"permissions\": {}, \"modified_at\": {}}}\n",
@@ -135,14 +135,14 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resolve::Kind as K;
+    use crate::resolve::NodeKind;
 
     #[test]
     fn permissions_show_special_bits() {
-        assert_eq!(permissions(0o4755, K::File), "-rwsr-xr-x");
-        assert_eq!(permissions(0o4644, K::File), "-rwSr--r--");
-        assert_eq!(permissions(0o1777, K::Directory), "drwxrwxrwt");
-        assert_eq!(permissions(0o7666, K::File), "-rwSrwSrwT");
+        assert_eq!(permissions(0o4755, NodeKind::File), "-rwsr-xr-x");
+        assert_eq!(permissions(0o4644, NodeKind::File), "-rwSr--r--");
+        assert_eq!(permissions(0o1777, NodeKind::Directory), "drwxrwxrwt");
+        assert_eq!(permissions(0o7666, NodeKind::File), "-rwSrwSrwT");
     }
 
     #[test]

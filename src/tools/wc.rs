@@ -11,7 +11,7 @@ use crate::envelope::{Format, Stop};
 use crate::error::{Error, shown};
 use crate::names::quoted;
 use crate::read::BLOCK;
-use crate::registry::{Args, Effect, Flag, Kind, Outcome, Param, params};
+use crate::registry::{Args, Effect, Flag, Outcome, Param, ParamKind, params};
 
 /// The registry entry.
 pub const TOOL: Tool = Tool {
@@ -19,7 +19,7 @@ pub const TOOL: Tool = Tool {
     summary: "count lines, words and bytes of a file",
     params: &[Param {
         name: "path",
-        kind: Kind::Path,
+        kind: ParamKind::Path,
         default: None,
         help: "the file to count",
     }],

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
 
-use readbox::registry::Kind;
+use readbox::registry::ParamKind;
 use readbox::tools::TOOLS;
 
 use crate::generators::man::{SETTINGS, default_settings, example_call, usage_headline};
@@ -284,7 +284,7 @@ fn integer_help_states_the_parsers_range() {
     let mut checked = 0;
     for t in TOOLS {
         for p in t.params {
-            if let Kind::Int { min, max } = p.kind {
+            if let ParamKind::Int { min, max } = p.kind {
                 let range = if max == u64::MAX {
                     format!("(from {min})")
                 } else {

@@ -274,7 +274,7 @@ fn flag_case(tool: &'static str, flag: &'static str, effect: Effect) -> Result<C
         (_, Effect::Dropped(_) | Effect::DroppedWithValue(_) | Effect::Never(_)) => {
             return Err("no hint stands for it");
         }
-        ("cat", Effect::Call(_)) => {
+        ("cat", Effect::OtherCall(_)) => {
             let w = plain(&["f.txt"]);
             case(&w, &with(&["cat"], &w), Numbered)
         }

@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use readbox::registry::{Kind, NAMES, Param, SHELL};
+use readbox::registry::{NAMES, Param, ParamKind, SHELL};
 
 /// The names that `readbox install` links, and so that the links' completions register: every
 /// name but the shell's (a completion for `sh` would change how the system's own shell completes).
@@ -67,11 +67,11 @@ pub(crate) struct Slot {
 /// The slot of a tool's parameter.
 pub(crate) fn param_slot(p: &Param) -> Slot {
     let (kind, offer) = match p.kind {
-        Kind::Path => ("path", Offer::Paths),
-        Kind::Bool => ("bool", Offer::Words(BOOL_WORDS)),
-        Kind::FileType => ("file_type", Offer::Words(FILE_TYPE_WORDS)),
-        Kind::Int { .. } => ("int", Offer::Nothing),
-        Kind::Text => ("text", Offer::Nothing),
+        ParamKind::Path => ("path", Offer::Paths),
+        ParamKind::Bool => ("bool", Offer::Words(BOOL_WORDS)),
+        ParamKind::FileType => ("file_type", Offer::Words(FILE_TYPE_WORDS)),
+        ParamKind::Int { .. } => ("int", Offer::Nothing),
+        ParamKind::Text => ("text", Offer::Nothing),
     };
     Slot {
         kind,

@@ -15,7 +15,7 @@ use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, italic, roman};
 use readbox::meta;
 use readbox::policy::{self, Inputs, Policy};
-use readbox::registry::Kind;
+use readbox::registry::ParamKind;
 use readbox::tools::{TOOLS, Tool};
 
 use super::completions::{self, Offer};
@@ -287,13 +287,13 @@ fn tool_description(t: &Tool) -> String {
              literally.\n",
         );
     }
-    if t.params.iter().any(|p| p.kind == Kind::Bool) {
+    if t.params.iter().any(|p| p.kind == ParamKind::Bool) {
         s.push_str(&format!(
             "Booleans are one of {}, in any case.\n",
             BOOL_SPELLINGS.join(" ")
         ));
     }
-    if t.params.iter().any(|p| p.kind == Kind::FileType) {
+    if t.params.iter().any(|p| p.kind == ParamKind::FileType) {
         s.push_str("FILE_TYPE is all, file or directory (also f, d), in any case.\n");
     }
     s.push_str(
