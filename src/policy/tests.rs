@@ -485,3 +485,62 @@ fn the_gate_opens_the_policys_roots() {
     // The policy's excludes come along.
     assert!(denied(b"sub/.env"));
 }
+
+#[test]
+fn the_rows_follow_the_settings_and_name_each_key_and_variable_once() {
+    for (i, row) in settings::ROWS.iter().enumerate() {
+        assert_eq!(row.setting as usize, i, "{} is out of place", row.key);
+        assert_eq!(
+            Setting::by_key(row.key).map(|r| r.setting),
+            Some(row.setting)
+        );
+    }
+    let keys: std::collections::BTreeSet<_> = Setting::all().map(Setting::key).collect();
+    let vars: std::collections::BTreeSet<_> = Setting::all().filter_map(Setting::var).collect();
+    assert_eq!(keys.len(), settings::ROWS.len());
+    assert_eq!(
+        vars.len(),
+        Setting::all().filter(|s| s.var().is_some()).count()
+    );
+}
+
+#[test]
+fn every_setting_is_read_from_a_file_and_its_variable_and_shown_with_its_source() {
+    use settings::Kind;
+    let f = Fixture::new();
+    for row in settings::ROWS {
+        // A value of the setting's kind that every layer accepts, as TOML and as a variable.
+        let (toml, var) = match row.kind {
+            Kind::Dir => ("\"sub\"".to_string(), "sub".to_string()),
+            Kind::Dirs => ("[\".\"]".into(), ".".into()),
+            Kind::Tools => ("[\"cat\"]".into(), "cat".into()),
+            Kind::Globs => ("[\"*.md\"]".into(), "*.md".into()),
+            Kind::Seconds => ("3".into(), "3".into()),
+            Kind::Count => ("5".into(), "5".into()),
+            Kind::Format => ("\"text\"".into(), "text".into()),
+            Kind::Flag => ("true".into(), "true".into()),
+            Kind::Choice(_, on) => (format!("\"{on}\""), on.to_string()),
+            Kind::File => ("\"audit.log\"".into(), "audit.log".into()),
+        };
+        let cfg = f.file("row.toml", &format!("{} = {toml}\n", row.key));
+        let c = cfg.to_str().unwrap();
+        let p = Policy::load_from(&f.inputs(&[("READBOX_CONFIG", c)])).unwrap();
+        assert_eq!(p.source(row.setting), c, "{}", row.key);
+        let shown = p.to_json(serde_json::Value::Null);
+        assert_eq!(shown["settings"][row.key]["source"], c, "{}", row.key);
+        if let Some(name) = row.var {
+            let p = Policy::load_from(&f.inputs(&[(name, &var)])).unwrap();
+            assert_eq!(p.source(row.setting), format!("env {name}"));
+        }
+    }
+    let shown = Policy::load_from(&f.inputs(&[]))
+        .unwrap()
+        .to_json(serde_json::Value::Null);
+    let keys: Vec<&str> = shown["settings"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, Setting::all().map(Setting::key).collect::<Vec<_>>());
+}
