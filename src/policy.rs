@@ -174,10 +174,7 @@ impl Policy {
         } = merged;
         let lock = v.value(Setting::Lock).flag();
         let sources: BTreeMap<Setting, String> = Setting::all()
-            .map(|s| {
-                let source = origins.get(&s).map_or("default".into(), |o| o.source(s));
-                (s, source)
-            })
+            .map(|s| (s, origins.get(s).map_or("default".into(), |o| o.source(s))))
             .collect();
         let cwd = match &cwd {
             Some(c) => Some(
@@ -208,27 +205,16 @@ impl Policy {
             Error::Config(format!("exclude_patterns: '{pat}': {why}"))
         })?;
         let locked_roots = bounds.map(|b| b.roots().to_vec()).unwrap_or_default();
-        // A root beneath an excluded name (`~/.ssh`), or beneath an excluded path of a locked
-        // root (`.git/config` for a root narrowed to `.git`), would serve what is excluded: it
-        // fails closed (docs/security.md#excludes-on-every-component).
         let source = &sources[&Setting::AllowedDirectories];
-        for r in &roots {
-            let shown =
-                |why: &str| Error::Config(format!("allowed_directories ({source}): a root {why}"));
-            if beneath_excluded_name(r, &exclude_matcher) {
-                return Err(shown("lies beneath an excluded name"));
-            }
-            if excluded_below(r, &locked_roots, &exclude_matcher) {
-                return Err(shown("is excluded from the locked roots"));
-            }
-        }
+        refuse_excluded_roots(&roots, &locked_roots, &exclude_matcher, source)?;
         let within = |d: &Path| roots.iter().any(|r| d.starts_with(r));
         let workdir = match workdir {
             Some(w) if within(w) => w.to_path_buf(),
             Some(_) => {
                 let s = Setting::WorkingDirectory;
                 let given = written.value(s).path().display();
-                return Err(origins[&s].error(s, format!("{given} is outside every root")));
+                let origin = origins.get(s).cloned().unwrap_or_default();
+                return Err(origin.error(s, format!("{given} is outside every root")));
             }
             // A current directory outside every root stays the working directory, beneath no
             // root: relative paths are then denied, never answered for another directory
@@ -404,6 +390,28 @@ fn read_config_var(inputs: &Inputs, merged: &Merged) -> Result<Option<Layer>> {
             parse_locked_config(f, b, excludes, inputs.cwd.as_deref()).map(Some)
         }
     }
+}
+
+/// Fails closed on a root beneath an excluded name (`~/.ssh`), or beneath an excluded path of a
+/// locked root (`.git/config` for a root narrowed to `.git`): it would serve what is excluded
+/// (docs/security.md#excludes-on-every-component). `source` is where the roots came from.
+fn refuse_excluded_roots(
+    roots: &[PathBuf],
+    locked_roots: &[PathBuf],
+    excludes: &Excludes,
+    source: &str,
+) -> Result<()> {
+    let refused =
+        |why: &str| Error::Config(format!("allowed_directories ({source}): a root {why}"));
+    for r in roots {
+        if beneath_excluded_name(r, excludes) {
+            return Err(refused("lies beneath an excluded name"));
+        }
+        if excluded_below(r, locked_roots, excludes) {
+            return Err(refused("is excluded from the locked roots"));
+        }
+    }
+    Ok(())
 }
 
 /// Whether a directory of `dir` above it has a name `excludes` matches (`~/.ssh` for a root

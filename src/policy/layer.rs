@@ -1,6 +1,7 @@
 //! The layers of the policy as they are read: a TOML config file or the `READBOX_*` environment,
 //! each turned into a [`Layer`] of the settings it sets, with the [`Origin`] that error messages
-//! and `readbox policy` name (docs/contract.md#policy). Nothing is merged here.
+//! and `readbox policy` name (docs/contract.md#policy). Each value is parsed as its row's
+//! [`Kind`] says; nothing is merged here.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;

@@ -5,12 +5,11 @@
 //! Invariant: a setting is merged as its row of [`ROWS`] says (its kind, how a lock narrows it);
 //! only the lock, and the working directory and roots it locks to, are named here.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::layer::{Layer, Origin, canonical_dir};
 use super::lock::Bounds;
-use super::settings::{Kind, Narrow, ROWS, Row, Setting, Value, Values};
+use super::settings::{BySetting, Kind, Narrow, ROWS, Row, Setting, Value, Values};
 use crate::error::Result;
 
 /// The layers merged so far.
@@ -20,7 +19,7 @@ pub(super) struct Merged {
     /// directories canonical.
     pub(super) values: Values,
     /// The layer each setting came from; a setting missing here has its default.
-    pub(super) origins: BTreeMap<Setting, Origin>,
+    pub(super) origins: BySetting<Origin>,
     /// Each setting as that layer wrote it, for the errors that name it.
     pub(super) written: Values,
     /// The process's current directory, as the inputs gave it.
@@ -34,7 +33,7 @@ impl Merged {
     pub(super) fn new(cwd: Option<&Path>) -> Merged {
         Merged {
             values: Values::defaults(),
-            origins: BTreeMap::new(),
+            origins: BySetting::default(),
             written: Values::default(),
             cwd: cwd.map(Path::to_path_buf),
             bounds: None,
@@ -72,7 +71,7 @@ impl Merged {
             };
             self.values.set(row.setting, value);
             self.written.set(row.setting, given.clone());
-            self.origins.insert(row.setting, o.clone());
+            self.origins.set(row.setting, o.clone());
         }
         self.lock(&layer)
     }
@@ -107,7 +106,7 @@ impl Merged {
             }
             Some(Value::Flag(true)) if !locked => {
                 self.values.set(Setting::Lock, Value::Flag(true));
-                self.origins.insert(Setting::Lock, o.clone());
+                self.origins.set(Setting::Lock, o.clone());
                 // Under a lock redaction is on, unless this very layer turns it off: an earlier,
                 // unlocked layer cannot leave it off.
                 for row in ROWS {
@@ -117,7 +116,7 @@ impl Merged {
                         && self.values.get(row.setting) != on
                     {
                         self.values.set(row.setting, Value::Flag(true));
-                        self.origins.insert(row.setting, o.clone());
+                        self.origins.set(row.setting, o.clone());
                     }
                 }
                 let roots = match self.values.get(Setting::AllowedDirectories) {

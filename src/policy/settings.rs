@@ -7,7 +7,6 @@
 //! setting does not compile. A new setting is a variant, its row, and its field in
 //! [`Policy`] (declared, and filled where the policy is resolved).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -235,33 +234,50 @@ impl Value {
     }
 }
 
-/// Settings and their values: what one layer sets, or what the layers merged so far hold.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Values(BTreeMap<Setting, Value>);
+/// How many settings there are.
+const COUNT: usize = ROWS.len();
+
+/// Something for each setting, found by the setting's place in [`ROWS`]: what one layer sets,
+/// what the layers merged so far hold, or where each came from.
+#[derive(Debug, Clone)]
+pub(super) struct BySetting<T>([Option<T>; COUNT]);
+
+impl<T> Default for BySetting<T> {
+    fn default() -> Self {
+        BySetting([const { None }; COUNT])
+    }
+}
+
+impl<T> BySetting<T> {
+    /// The entry of `s`, if it has one.
+    pub(super) fn get(&self, s: Setting) -> Option<&T> {
+        self.0[s as usize].as_ref()
+    }
+
+    pub(super) fn set(&mut self, s: Setting, v: T) {
+        self.0[s as usize] = Some(v);
+    }
+}
+
+/// Settings and their values.
+pub(super) type Values = BySetting<Value>;
 
 impl Values {
     /// The built-in defaults of the settings that have one.
     pub(super) fn defaults() -> Values {
-        Values(
-            ROWS.iter()
-                .filter_map(|r| Some((r.setting, (r.default?)())))
-                .collect(),
-        )
-    }
-
-    /// The value of `s`, if it is set.
-    pub(super) fn get(&self, s: Setting) -> Option<&Value> {
-        self.0.get(&s)
+        let mut values = Values::default();
+        for row in ROWS {
+            if let Some(default) = row.default {
+                values.set(row.setting, default());
+            }
+        }
+        values
     }
 
     /// The value of `s`, which has a default and so is always set.
     pub(super) fn value(&self, s: Setting) -> &Value {
         self.get(s)
             .unwrap_or_else(|| unreachable!("{s:?} has a default"))
-    }
-
-    pub(super) fn set(&mut self, s: Setting, v: Value) {
-        self.0.insert(s, v);
     }
 }
 
@@ -271,7 +287,7 @@ fn path_json(p: &Path) -> serde_json::Value {
 }
 
 /// The settings, in the order of [`Setting`]'s variants and of `readbox policy`.
-pub(super) static ROWS: &[Row] = &[
+pub(super) const ROWS: &[Row] = &[
     Row {
         setting: Setting::WorkingDirectory,
         key: "working_directory",
