@@ -248,7 +248,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
     let help = matches!(meta, Some(Meta::Help | Meta::Version))
         || (tool.is_some() && invoke::is_help_request(&words));
     let format = if help
-        && policy.sources.get("format").is_none_or(|s| s == "default")
+        && policy.source(crate::policy::Setting::Format) == "default"
         && envelope::stdout_is_terminal()
     {
         Format::Text

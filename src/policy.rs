@@ -6,6 +6,12 @@
 //! Last, `READBOX_NARROW_ROOTS` may narrow the roots further, and only narrow them.
 //! Nothing else is ever read: no file beside the binary, under `$HOME` or `$XDG_*`.
 //!
+//! Loading is three steps, in the manner of a command line parsed into low-level values and then
+//! resolved into high-level ones: each layer is read into the values it sets (`layer`, and `lock`
+//! for a file read under a lock), merged over the layers before under the lock's rules (`merge`),
+//! and the result resolved into a [`Policy`] here. Every step reads a setting's key, variable,
+//! default, parser and lock rule from its one row in `settings`.
+//!
 //! Invariant: a [`Policy`] exists only when every layer was valid and no locked bound was widened;
 //! otherwise loading fails with a `config:` error and nothing is read.
 
@@ -14,7 +20,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::envelope::Format;
 use crate::error::{Error, Result};
@@ -23,12 +29,17 @@ use crate::sandbox::Enforcement;
 
 mod layer;
 mod lock;
+mod merge;
+mod settings;
 #[cfg(test)]
 mod tests;
 
-use layer::{Origin, SETTINGS, canonical_dir, parse_env, parse_file, var_of};
+use layer::{Layer, canonical_dir, parse_env, parse_file};
 pub use layer::{parse_bool, parse_uint};
-use lock::{Bounds, check_system_dirs, check_system_owner, parse_locked_config};
+use lock::{parse_locked_config, read_system_file};
+use merge::Merged;
+pub use settings::Setting;
+use settings::{ROWS, Value};
 
 /// The system-wide config file, read when it exists.
 pub const SYSTEM_CONFIG: &str = "/etc/readbox/config.toml";
@@ -85,9 +96,8 @@ pub struct Policy {
     pub locked_roots: Vec<PathBuf>,
     /// `excludes`, compiled once (the gate matches with it).
     pub exclude_matcher: Excludes,
-    /// For each setting (config key), where its value came from: `default`, a file, or
-    /// `env READBOX_X`.
-    pub sources: BTreeMap<&'static str, String>,
+    /// For each setting, where its value came from: `default`, a file, or `env READBOX_X`.
+    pub sources: BTreeMap<Setting, String>,
 }
 
 /// What the policy is loaded from: the environment and the process's state, captured once.
@@ -126,339 +136,130 @@ impl Policy {
         Policy::load_from(&Inputs::from_process())
     }
 
-    /// Merges the layers described by `inputs`.
+    /// Merges the layers described by `inputs`: each is read, then merged over the ones before
+    /// under the lock's rules (a lock in the system file decides how `READBOX_CONFIG` is read),
+    /// and the result resolved into a policy, which `READBOX_NARROW_ROOTS` may narrow last.
     ///
     /// # Errors
     /// `config:` for a file that cannot be read or parsed, an unknown key, a bad value, a root or
     /// working directory that does not exist, a working directory outside every root, a later
     /// layer that widens a locked bound, or a locked system file with a loose owner or mode.
     pub fn load_from(inputs: &Inputs) -> Result<Policy> {
-        let mut p = Policy {
-            workdir: PathBuf::new(),
-            roots: Vec::new(),
-            tools: crate::registry::NAMES.to_vec(),
-            excludes: DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).collect(),
-            timeout: 10.0,
-            max_output_bytes: 32_768,
-            max_read_bytes: 8_388_608,
-            max_entries: 10_000,
-            format: Format::Json,
-            respect_ignore_files: true,
-            audit_log: None,
-            lock: false,
-            deny_hardlinks: false,
-            cross_mounts: false,
-            require_sandbox: false,
-            redact: true,
-            locked_roots: Vec::new(),
-            exclude_matcher: Excludes::new(&[]).expect("no patterns always compile"),
-            sources: SETTINGS
-                .iter()
-                .map(|(k, _)| (*k, "default".to_string()))
-                .collect(),
-        };
-        let mut explicit_workdir: Option<(PathBuf, Origin, PathBuf)> = None;
-        let mut explicit_hardlinks: Option<bool> = None;
-        let mut explicit_roots: Option<Vec<PathBuf>> = None;
-        let mut bounds: Option<Bounds> = None;
-
-        let mut system = parse_file(&inputs.system_file, true)?;
-        match &system {
-            Some(l) if l.lock == Some(true) => {
-                check_system_dirs(&inputs.system_file)?;
-                check_system_owner(&inputs.system_file)?;
-            }
-            // An unlocked file locks nothing; a missing one may have been a lock, removed.
-            Some(_) => {}
-            None => check_system_dirs(&inputs.system_file)?,
+        let mut merged = Merged::new(inputs.cwd.as_deref());
+        if let Some(system) = read_system_file(&inputs.system_file)? {
+            merged.merge(system)?;
         }
-        let config_var = inputs.vars.get("READBOX_CONFIG").filter(|v| !v.is_empty());
-        // Each layer is merged before the next is read: whether the system file locked decides
-        // how READBOX_CONFIG may be read.
-        for stage in 0.. {
-            let layer = match stage {
-                0 => system.take(),
-                1 => match (config_var, &bounds) {
-                    (None, _) => None,
-                    (Some(f), None) => parse_file(Path::new(f), false)?,
-                    (Some(f), Some(b)) => Some(parse_locked_config(
-                        f,
-                        b,
-                        &p.excludes,
-                        inputs.cwd.as_deref(),
-                    )?),
-                },
-                2 => Some(parse_env(&inputs.vars)?),
-                _ => break,
-            };
-            let Some(layer) = layer else { continue };
-            let o = &layer.origin;
-            let mut set = |key: &'static str| {
-                p.sources.insert(key, o.source(var_of(key)));
-            };
-            if let Some(w) = &layer.workdir {
-                let c = canonical_dir(w, inputs.cwd.as_deref())
-                    .map_err(|m| o.error("working_directory", "READBOX_WORKDIR", m))?;
-                explicit_workdir = Some((c, o.clone(), w.clone()));
-                set("working_directory");
-            }
-            if let Some(roots) = &layer.roots {
-                let base = explicit_workdir
-                    .as_ref()
-                    .map(|(w, _, _)| w.clone())
-                    .or_else(|| inputs.cwd.clone());
-                let mut canon = Vec::new();
-                for r in roots {
-                    canon.push(
-                        canonical_dir(r, base.as_deref())
-                            .map_err(|m| o.error("allowed_directories", "READBOX_ROOTS", m))?,
-                    );
-                }
-                if let Some(b) = &bounds {
-                    b.check_roots(o, roots, &canon)?;
-                }
-                explicit_roots = Some(canon);
-                set("allowed_directories");
-            }
-            if let Some(tools) = &layer.tools {
-                if let Some(b) = &bounds {
-                    b.check_tools(o, tools)?;
-                }
-                p.tools = crate::registry::NAMES
-                    .iter()
-                    .copied()
-                    .filter(|n| tools.contains(n))
-                    .collect();
-                set("allowed_tools");
-            }
-            if let Some(ex) = &layer.excludes {
-                if bounds.is_some() {
-                    // Locked: excludes are only ever added to.
-                    p.excludes.extend(ex.iter().cloned());
-                } else {
-                    p.excludes = ex.clone();
-                }
-                set("exclude_patterns");
-            }
-            if let Some(t) = layer.timeout {
-                if let Some(b) = &bounds {
-                    b.check_timeout(o, t)?;
-                }
-                p.timeout = t;
-                set("timeout");
-            }
-            for (key, value, slot) in [
-                (
-                    "max_output_bytes",
-                    layer.max_output_bytes,
-                    &mut p.max_output_bytes,
-                ),
-                (
-                    "max_read_bytes",
-                    layer.max_read_bytes,
-                    &mut p.max_read_bytes,
-                ),
-                ("max_entries", layer.max_entries, &mut p.max_entries),
-            ] {
-                if let Some(v) = value {
-                    if let Some(b) = &bounds {
-                        b.check_limit(o, key, v)?;
-                    }
-                    *slot = v;
-                    p.sources.insert(key, o.source(var_of(key)));
-                }
-            }
-            if let Some(f) = layer.format {
-                p.format = f;
-                p.sources.insert("format", o.source(var_of("format")));
-            }
-            if let Some(r) = layer.respect_ignore_files {
-                p.respect_ignore_files = r;
-                p.sources.insert(
-                    "respect_ignore_files",
-                    o.source(var_of("respect_ignore_files")),
-                );
-            }
-            if let Some(a) = &layer.audit_log {
-                if let Some(b) = &bounds {
-                    b.check_audit_log(o, a)?;
-                }
-                p.audit_log = Some(a.clone());
-                p.sources.insert("audit_log", o.source(""));
-            }
-            if let Some(deny) = layer.deny_hardlinks {
-                if let Some(b) = &bounds {
-                    b.check_hardlinks(o, deny)?;
-                }
-                explicit_hardlinks = Some(deny);
-                p.sources.insert("hardlinks", o.source(var_of("hardlinks")));
-            }
-            if let Some(cross) = layer.cross_mounts {
-                if let Some(b) = &bounds {
-                    b.check_cross_mounts(o, cross)?;
-                }
-                p.cross_mounts = cross;
-                p.sources
-                    .insert("cross_mounts", o.source(var_of("cross_mounts")));
-            }
-            if let Some(require) = layer.require_sandbox {
-                if let Some(b) = &bounds {
-                    b.check_sandbox(o, require)?;
-                }
-                p.require_sandbox = require;
-                p.sources.insert("sandbox", o.source(var_of("sandbox")));
-            }
-            if let Some(redact) = layer.redact {
-                if let Some(b) = &bounds {
-                    b.check_redact(o, redact)?;
-                }
-                p.redact = redact;
-                p.sources.insert("redact", o.source(var_of("redact")));
-            }
-            match layer.lock {
-                Some(false) if bounds.is_some() => {
-                    return Err(o.error("lock", "", "cannot be turned off once a layer locked"));
-                }
-                Some(true) if bounds.is_none() => {
-                    p.lock = true;
-                    p.sources.insert("lock", o.source(""));
-                    // Under a lock redaction is on, unless this very file turns it off: an
-                    // earlier, unlocked layer cannot leave it off.
-                    if layer.redact.is_none() && !p.redact {
-                        p.redact = true;
-                        p.sources.insert("redact", o.source(""));
-                    }
-                    let roots = match &explicit_roots {
-                        Some(r) => r.clone(),
-                        None => {
-                            let wd = explicit_workdir
-                                .as_ref()
-                                .map(|(w, _, _)| w.clone())
-                                .or_else(|| inputs.cwd.clone());
-                            let wd = wd.ok_or_else(|| {
-                                o.error("lock", "", "no working directory to lock to")
-                            })?;
-                            vec![canonical_dir(&wd, None).map_err(|m| o.error("lock", "", m))?]
-                        }
-                    };
-                    bounds = Some(Bounds {
-                        roots,
-                        tools: p.tools.clone(),
-                        timeout: p.timeout,
-                        max_output_bytes: p.max_output_bytes,
-                        max_read_bytes: p.max_read_bytes,
-                        max_entries: p.max_entries,
-                        audit_log: p.audit_log.clone(),
-                        deny_hardlinks: explicit_hardlinks,
-                        cross_mounts: p.cross_mounts,
-                        require_sandbox: p.require_sandbox,
-                        redact: p.redact,
-                    });
-                }
-                _ => {}
-            }
+        if let Some(config) = read_config_var(inputs, &merged)? {
+            merged.merge(config)?;
         }
+        merged.merge(parse_env(&inputs.vars)?)?;
+        let mut policy = Policy::resolve(merged)?;
+        // Last of all, so that no layer can widen what it leaves.
+        if let Some(v) = inputs.vars.get(NARROW_ROOTS_VAR) {
+            policy.narrow_roots(v)?;
+        }
+        Ok(policy)
+    }
 
-        // Hardlinks are denied by default once a lock is in force.
-        p.deny_hardlinks = explicit_hardlinks.unwrap_or(p.lock);
-        let cwd = match &inputs.cwd {
+    /// The policy the merged layers describe: the roots (given, else locked, else the working
+    /// directory), none beneath an excluded name or path; the working directory within them
+    /// when it was given; hard links denied under a lock unless allowed.
+    fn resolve(merged: Merged) -> Result<Policy> {
+        let Merged {
+            values: v,
+            origins,
+            written,
+            cwd,
+            bounds,
+        } = merged;
+        let lock = v.value(Setting::Lock).flag();
+        let sources: BTreeMap<Setting, String> = Setting::all()
+            .map(|s| (s, origins.get(s).map_or("default".into(), |o| o.source(s))))
+            .collect();
+        let cwd = match &cwd {
             Some(c) => Some(
                 canonical_dir(c, None)
                     .map_err(|m| Error::Config(format!("current directory: {m}")))?,
             ),
             None => None,
         };
+        let workdir = v.get(Setting::WorkingDirectory).map(Value::path);
         // Without explicit roots, a lock's roots stay in force; else the working directory is the
         // root.
-        p.roots = match (explicit_roots, &bounds) {
-            (Some(r), _) => r,
-            (None, Some(b)) => b.roots.clone(),
+        let roots = match (v.get(Setting::AllowedDirectories), &bounds) {
+            (Some(r), _) => r.paths().to_vec(),
+            (None, Some(b)) => b.roots().to_vec(),
             (None, None) => {
-                let wd = explicit_workdir
-                    .as_ref()
-                    .map(|(w, _, _)| w.clone())
-                    .or_else(|| cwd.clone())
-                    .ok_or_else(|| {
-                        Error::Config("working_directory: there is no current directory".into())
-                    })?;
-                vec![wd]
+                let wd = workdir.or(cwd.as_deref()).ok_or_else(|| {
+                    Error::Config("working_directory: there is no current directory".into())
+                })?;
+                vec![wd.to_path_buf()]
             }
         };
-        if p.roots.is_empty() {
+        if roots.is_empty() {
             return Err(Error::Config("allowed_directories: no root is set".into()));
         }
-        // A root beneath an excluded name (`~/.ssh`), or beneath an excluded path of a locked
-        // root (`.git/config` for a root narrowed to `.git`), would serve what is excluded: it
-        // fails closed (docs/security.md#excludes-on-every-component).
-        let excludes = Excludes::new(&p.excludes).map_err(|(pat, why)| {
+        let excludes = v.value(Setting::ExcludePatterns).globs().to_vec();
+        let exclude_matcher = Excludes::new(&excludes).map_err(|(pat, why)| {
             let pat = crate::error::shown(pat.as_bytes());
             Error::Config(format!("exclude_patterns: '{pat}': {why}"))
         })?;
-        for r in &p.roots {
-            let shown = |why: &str| {
-                let source = p
-                    .sources
-                    .get("allowed_directories")
-                    .cloned()
-                    .unwrap_or_default();
-                Error::Config(format!("allowed_directories ({source}): a root {why}"))
-            };
-            // The root's own name is not matched (docs/contract.md#decisions-on-details); its
-            // ancestors' names are.
-            let ancestors = r.parent().map(Path::components).into_iter().flatten();
-            if ancestors
-                .into_iter()
-                .any(|c| matches!(c, std::path::Component::Normal(n) if excludes.matches_name(n)))
-            {
-                return Err(shown("lies beneath an excluded name"));
-            }
-            if let Some(b) = &bounds
-                && b.roots.iter().any(|l| {
-                    r.strip_prefix(l)
-                        .is_ok_and(|rel| excludes.matches_any_prefix(rel))
-                })
-            {
-                return Err(shown("is excluded from the locked roots"));
-            }
-        }
-        if let Some(b) = &bounds {
-            p.locked_roots = b.roots.clone();
-        }
-        p.exclude_matcher = excludes;
-        let within = |d: &Path| p.roots.iter().any(|r| d.starts_with(r));
-        p.workdir = match explicit_workdir {
-            Some((w, _, _)) if within(&w) => w,
-            Some((_, origin, given)) => {
-                return Err(origin.error(
-                    "working_directory",
-                    "READBOX_WORKDIR",
-                    format!("{} is outside every root", given.display()),
-                ));
+        let locked_roots = bounds.map(|b| b.roots().to_vec()).unwrap_or_default();
+        let source = &sources[&Setting::AllowedDirectories];
+        refuse_excluded_roots(&roots, &locked_roots, &exclude_matcher, source)?;
+        let within = |d: &Path| roots.iter().any(|r| d.starts_with(r));
+        let workdir = match workdir {
+            Some(w) if within(w) => w.to_path_buf(),
+            Some(_) => {
+                let s = Setting::WorkingDirectory;
+                let given = written.value(s).path().display();
+                let origin = origins.get(s).cloned().unwrap_or_default();
+                return Err(origin.error(s, format!("{given} is outside every root")));
             }
             // A current directory outside every root stays the working directory, beneath no
             // root: relative paths are then denied, never answered for another directory
             // (docs/contract.md#policy).
             None => match cwd {
                 Some(c) => c,
-                None => p.roots[0].clone(),
+                None => roots[0].clone(),
             },
         };
-        // Last of all, so that no layer can widen what it leaves.
-        if let Some(v) = inputs.vars.get(NARROW_ROOTS_VAR) {
-            p.narrow_roots(v)?;
-        }
-        Ok(p)
+        let tools = crate::registry::NAMES.iter().copied();
+        let enabled = v.value(Setting::AllowedTools).tools();
+        Ok(Policy {
+            workdir,
+            roots,
+            tools: tools.filter(|n| enabled.contains(n)).collect(),
+            excludes,
+            timeout: v.value(Setting::Timeout).seconds(),
+            max_output_bytes: v.value(Setting::MaxOutputBytes).count(),
+            max_read_bytes: v.value(Setting::MaxReadBytes).count(),
+            max_entries: v.value(Setting::MaxEntries).count(),
+            format: v.value(Setting::Format).format(),
+            respect_ignore_files: v.value(Setting::RespectIgnoreFiles).flag(),
+            audit_log: v.get(Setting::AuditLog).map(|p| p.path().to_path_buf()),
+            lock,
+            // Hardlinks are denied by default once a lock is in force.
+            deny_hardlinks: v.get(Setting::Hardlinks).map_or(lock, Value::flag),
+            cross_mounts: v.value(Setting::CrossMounts).flag(),
+            require_sandbox: v.value(Setting::Sandbox).flag(),
+            redact: v.value(Setting::Redact).flag(),
+            locked_roots,
+            exclude_matcher,
+            sources,
+        })
+    }
+
+    /// Where setting `s` came from: `default`, a config file, or `env READBOX_X`.
+    pub fn source(&self, s: Setting) -> &str {
+        self.sources.get(&s).map_or("default", String::as_str)
     }
 
     /// Whether the roots were given (`READBOX_ROOTS`, `allowed_directories` in a config file, or
     /// a lock), rather than taken from the working directory by default. `readbox mcp` never
     /// serves a working directory it did not choose (docs/contract.md#mcp).
     pub fn roots_configured(&self) -> bool {
-        self.lock
-            || self
-                .sources
-                .get("allowed_directories")
-                .is_some_and(|s| s != "default")
+        self.lock || self.source(Setting::AllowedDirectories) != "default"
     }
 
     /// Applies the narrow-only roots layer ([`NARROW_ROOTS_VAR`]): the roots become the listed
@@ -494,15 +295,9 @@ impl Policy {
                     given.display()
                 )));
             }
-            let ancestors = dir.parent().map(Path::components).into_iter().flatten();
-            let beneath_excluded_name = ancestors.into_iter().any(|c| {
-                matches!(c, std::path::Component::Normal(n) if self.exclude_matcher.matches_name(n))
-            });
-            let excluded = anchors.iter().any(|a| {
-                dir.strip_prefix(a)
-                    .is_ok_and(|rel| self.exclude_matcher.matches_any_prefix(rel))
-            });
-            if beneath_excluded_name || excluded {
+            if beneath_excluded_name(&dir, &self.exclude_matcher)
+                || excluded_below(&dir, &anchors, &self.exclude_matcher)
+            {
                 return Err(err(format!("{} is excluded", given.display())));
             }
             if !narrowed.contains(&dir) {
@@ -512,12 +307,13 @@ impl Policy {
         let source = format!("env {NARROW_ROOTS_VAR}");
         self.roots = narrowed;
         self.locked_roots = anchors;
-        self.sources.insert("allowed_directories", source.clone());
+        self.sources
+            .insert(Setting::AllowedDirectories, source.clone());
         if !self.roots.iter().any(|r| self.workdir.starts_with(r))
             && let Some(first) = self.roots.first()
         {
             self.workdir = first.clone();
-            self.sources.insert("working_directory", source);
+            self.sources.insert(Setting::WorkingDirectory, source);
         }
         Ok(())
     }
@@ -562,52 +358,76 @@ impl Policy {
     }
 
     /// The policy as the JSON document `readbox policy` prints: each setting's value and source.
-    pub fn to_json(&self, sandbox: Value) -> Value {
-        let path = |p: &Path| Value::String(p.to_string_lossy().into_owned());
-        let mut settings = serde_json::Map::new();
-        let mut put = |key: &'static str, value: Value| {
-            let source = self
-                .sources
-                .get(key)
-                .cloned()
-                .unwrap_or_else(|| "default".into());
-            settings.insert(key.to_string(), json!({ "value": value, "source": source }));
-        };
-        put("working_directory", path(&self.workdir));
-        put(
-            "allowed_directories",
-            Value::Array(self.roots.iter().map(|r| path(r)).collect()),
-        );
-        put("allowed_tools", json!(self.tools));
-        put("exclude_patterns", json!(self.excludes));
-        put("timeout", json!(self.timeout));
-        put("max_output_bytes", json!(self.max_output_bytes));
-        put("max_read_bytes", json!(self.max_read_bytes));
-        put("max_entries", json!(self.max_entries));
-        put("format", json!(self.format.name()));
-        put("respect_ignore_files", json!(self.respect_ignore_files));
-        put(
-            "audit_log",
-            self.audit_log.as_deref().map_or(Value::Null, path),
-        );
-        put("lock", json!(self.lock));
-        put(
-            "hardlinks",
-            json!(if self.deny_hardlinks { "deny" } else { "allow" }),
-        );
-        put("cross_mounts", json!(self.cross_mounts));
-        put(
-            "sandbox",
-            json!(if self.require_sandbox {
-                "require"
-            } else {
-                "best-effort"
-            }),
-        );
-        put("redact", json!(self.redact));
+    pub fn to_json(&self, sandbox: serde_json::Value) -> serde_json::Value {
+        let settings = ROWS
+            .iter()
+            .map(|row| {
+                let value = (row.show)(self);
+                let source = self.source(row.setting);
+                (
+                    row.key.to_string(),
+                    json!({ "value": value, "source": source }),
+                )
+            })
+            .collect();
         let mut doc = serde_json::Map::new();
-        doc.insert("settings".into(), Value::Object(settings));
+        doc.insert("settings".into(), serde_json::Value::Object(settings));
         doc.insert("sandbox".into(), sandbox);
-        Value::Object(doc)
+        serde_json::Value::Object(doc)
     }
+}
+
+/// The file `READBOX_CONFIG` names, if it names one, as a layer: read as any config file, or,
+/// under a locked system file, only beneath the locked roots (docs/contract.md#lock).
+fn read_config_var(inputs: &Inputs, merged: &Merged) -> Result<Option<Layer>> {
+    let Some(f) = inputs.vars.get("READBOX_CONFIG").filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    match &merged.bounds {
+        None => parse_file(Path::new(f), false),
+        Some(b) => {
+            let excludes = merged.values.value(Setting::ExcludePatterns).globs();
+            parse_locked_config(f, b, excludes, inputs.cwd.as_deref()).map(Some)
+        }
+    }
+}
+
+/// Fails closed on a root beneath an excluded name (`~/.ssh`), or beneath an excluded path of a
+/// locked root (`.git/config` for a root narrowed to `.git`): it would serve what is excluded
+/// (docs/security.md#excludes-on-every-component). `source` is where the roots came from.
+fn refuse_excluded_roots(
+    roots: &[PathBuf],
+    locked_roots: &[PathBuf],
+    excludes: &Excludes,
+    source: &str,
+) -> Result<()> {
+    let refused =
+        |why: &str| Error::Config(format!("allowed_directories ({source}): a root {why}"));
+    for r in roots {
+        if beneath_excluded_name(r, excludes) {
+            return Err(refused("lies beneath an excluded name"));
+        }
+        if excluded_below(r, locked_roots, excludes) {
+            return Err(refused("is excluded from the locked roots"));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a directory of `dir` above it has a name `excludes` matches (`~/.ssh` for a root
+/// `~/.ssh/keys`). The directory's own name is not matched (docs/contract.md#decisions-on-details).
+fn beneath_excluded_name(dir: &Path, excludes: &Excludes) -> bool {
+    let ancestors = dir.parent().map(Path::components).into_iter().flatten();
+    ancestors
+        .into_iter()
+        .any(|c| matches!(c, std::path::Component::Normal(n) if excludes.matches_name(n)))
+}
+
+/// Whether `dir`, or a directory between it and one of `anchors`, is a path `excludes` matches
+/// below that anchor (`.git/config` for a root narrowed to `.git`).
+fn excluded_below(dir: &Path, anchors: &[PathBuf], excludes: &Excludes) -> bool {
+    anchors.iter().any(|a| {
+        dir.strip_prefix(a)
+            .is_ok_and(|rel| excludes.matches_any_prefix(rel))
+    })
 }

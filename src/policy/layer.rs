@@ -1,35 +1,29 @@
 //! The layers of the policy as they are read: a TOML config file or the `READBOX_*` environment,
 //! each turned into a [`Layer`] of the settings it sets, with the [`Origin`] that error messages
-//! and `readbox policy` name (docs/contract.md#policy). Nothing is merged here.
+//! and `readbox policy` name (docs/contract.md#policy). Each value is parsed as its row's
+//! [`Kind`] says; nothing is merged here.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use super::settings::{Kind, ROWS, Setting, Value, Values};
 use crate::envelope::Format;
 use crate::error::{Error, Result};
 use crate::resolve::Excludes;
 
-/// One layer's settings, before they are merged. `None` leaves a setting as it was.
+/// One layer's settings, before they are merged: those it leaves out stay as they were.
 #[derive(Debug, Default)]
 pub(super) struct Layer {
     pub(super) origin: Origin,
-    pub(super) workdir: Option<PathBuf>,
-    pub(super) roots: Option<Vec<PathBuf>>,
-    pub(super) tools: Option<Vec<&'static str>>,
-    pub(super) excludes: Option<Vec<String>>,
-    pub(super) timeout: Option<f64>,
-    pub(super) max_output_bytes: Option<u64>,
-    pub(super) max_read_bytes: Option<u64>,
-    pub(super) max_entries: Option<u64>,
-    pub(super) format: Option<Format>,
-    pub(super) respect_ignore_files: Option<bool>,
-    pub(super) audit_log: Option<PathBuf>,
-    pub(super) lock: Option<bool>,
-    pub(super) deny_hardlinks: Option<bool>,
-    pub(super) cross_mounts: Option<bool>,
-    pub(super) require_sandbox: Option<bool>,
-    pub(super) redact: Option<bool>,
+    pub(super) values: Values,
+}
+
+impl Layer {
+    /// Whether the layer sets `lock = true`.
+    pub(super) fn locks(&self) -> bool {
+        self.values.get(Setting::Lock) == Some(&Value::Flag(true))
+    }
 }
 
 /// Where a layer came from, for error messages and `readbox policy`.
@@ -42,67 +36,23 @@ pub(super) enum Origin {
 }
 
 impl Origin {
-    /// The prefix of an error about `key` (config key) or `var` (environment variable).
-    pub(super) fn error(&self, key: &str, var: &str, msg: impl std::fmt::Display) -> Error {
+    /// An error about setting `s`, prefixed by the file and key or by the variable.
+    pub(super) fn error(&self, s: Setting, msg: impl std::fmt::Display) -> Error {
         match self {
-            Origin::File(f) => Error::Config(format!("{}: {key}: {msg}", f.display())),
-            Origin::Env => Error::Config(format!("{var}: {msg}")),
-            Origin::Default => Error::Config(format!("{key}: {msg}")),
+            Origin::File(f) => Error::Config(format!("{}: {}: {msg}", f.display(), s.key())),
+            Origin::Env => Error::Config(format!("{}: {msg}", s.var().unwrap_or_default())),
+            Origin::Default => Error::Config(format!("{}: {msg}", s.key())),
         }
     }
 
-    pub(super) fn source(&self, var: &str) -> String {
+    /// Where setting `s` came from, as `readbox policy` shows it.
+    pub(super) fn source(&self, s: Setting) -> String {
         match self {
             Origin::File(f) => f.display().to_string(),
-            Origin::Env => format!("env {var}"),
+            Origin::Env => format!("env {}", s.var().unwrap_or_default()),
             Origin::Default => "default".to_string(),
         }
     }
-}
-
-/// The settings: config key and environment variable, in the order `readbox policy` shows them.
-pub(super) const SETTINGS: &[(&str, &str)] = &[
-    ("working_directory", "READBOX_WORKDIR"),
-    ("allowed_directories", "READBOX_ROOTS"),
-    ("allowed_tools", "READBOX_TOOLS"),
-    ("exclude_patterns", "READBOX_EXCLUDE"),
-    ("timeout", "READBOX_TIMEOUT"),
-    ("max_output_bytes", "READBOX_MAX_OUTPUT_BYTES"),
-    ("max_read_bytes", "READBOX_MAX_READ_BYTES"),
-    ("max_entries", "READBOX_MAX_ENTRIES"),
-    ("format", "READBOX_FORMAT"),
-    ("respect_ignore_files", "READBOX_RESPECT_IGNORE_FILES"),
-    ("audit_log", ""),
-    ("lock", ""),
-    ("hardlinks", "READBOX_HARDLINKS"),
-    ("cross_mounts", "READBOX_CROSS_MOUNTS"),
-    ("sandbox", "READBOX_SANDBOX"),
-    ("redact", "READBOX_REDACT"),
-];
-
-/// Parses `hardlinks`: `allow` or `deny`; returns whether to deny.
-pub(super) fn parse_hardlinks(s: &str) -> Option<bool> {
-    match s {
-        "allow" => Some(false),
-        "deny" => Some(true),
-        _ => None,
-    }
-}
-
-/// Parses `sandbox`: `best-effort` or `require`; returns whether it is required.
-pub(super) fn parse_sandbox(s: &str) -> Option<bool> {
-    match s {
-        "best-effort" => Some(false),
-        "require" => Some(true),
-        _ => None,
-    }
-}
-
-pub(super) fn var_of(key: &str) -> &'static str {
-    SETTINGS
-        .iter()
-        .find(|(k, _)| *k == key)
-        .map_or("", |(_, v)| v)
 }
 
 /// Parses a boolean word: `true false 1 0 yes no on off`, any case (docs/contract.md#arguments).
@@ -122,7 +72,7 @@ pub fn parse_uint(s: &str) -> Option<u64> {
     s.parse().ok()
 }
 
-pub(super) fn check_timeout(t: f64) -> std::result::Result<f64, &'static str> {
+fn check_timeout(t: f64) -> std::result::Result<f64, &'static str> {
     if t.is_finite() && t > 0.0 {
         Ok(t)
     } else {
@@ -130,21 +80,147 @@ pub(super) fn check_timeout(t: f64) -> std::result::Result<f64, &'static str> {
     }
 }
 
-pub(super) fn tool_name(name: &str) -> Option<&'static str> {
+fn tool_name(name: &str) -> Option<&'static str> {
     crate::registry::NAMES.iter().copied().find(|t| *t == name)
 }
 
-pub(super) fn check_excludes(origin: &Origin, patterns: &[String]) -> Result<()> {
-    Excludes::new(patterns).map(|_| ()).map_err(|(p, why)| {
-        origin.error(
-            "exclude_patterns",
-            "READBOX_EXCLUDE",
-            format!(
-                "pattern '{}' is not a valid glob: {why}",
-                crate::error::shown(p.as_bytes())
+/// Globs that all compile, else why the first does not.
+fn globs(patterns: Vec<String>) -> std::result::Result<Value, String> {
+    match Excludes::new(&patterns) {
+        Ok(_) => Ok(Value::Globs(patterns)),
+        Err((p, why)) => Err(format!(
+            "pattern '{}' is not a valid glob: {why}",
+            crate::error::shown(p.as_bytes())
+        )),
+    }
+}
+
+impl Kind {
+    /// Parses a config file's value of this kind. The error is what follows `FILE: KEY: `.
+    pub(super) fn parse_toml(
+        &self,
+        value: &toml::Value,
+        file: &Path,
+    ) -> std::result::Result<Value, String> {
+        let expected = |what: &str| format!("expected {what}");
+        let string = || value.as_str().ok_or_else(|| expected("a string"));
+        let strings = || -> std::result::Result<Vec<String>, String> {
+            value
+                .as_array()
+                .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
+                .ok_or_else(|| expected("an array of strings"))
+        };
+        match self {
+            Kind::Dir => Ok(Value::Path(PathBuf::from(string()?))),
+            Kind::Dirs => Ok(Value::Paths(
+                strings()?.into_iter().map(PathBuf::from).collect(),
+            )),
+            Kind::Tools => {
+                // A config file may be any file the caller names: its values are not echoed.
+                let names = strings()?;
+                let mut tools = Vec::new();
+                for (i, t) in names.iter().enumerate() {
+                    tools.push(tool_name(t).ok_or_else(|| {
+                        format!(
+                            "entry {} is not one of: {}",
+                            i + 1,
+                            crate::registry::NAMES.join(" ")
+                        )
+                    })?);
+                }
+                Ok(Value::Tools(tools))
+            }
+            Kind::Globs => globs(strings()?),
+            Kind::Seconds => {
+                let t = value
+                    .as_float()
+                    .or_else(|| value.as_integer().map(|i| i as f64))
+                    .ok_or_else(|| expected("a number of seconds"))?;
+                Ok(Value::Seconds(check_timeout(t)?))
+            }
+            Kind::Count => value
+                .as_integer()
+                .and_then(|i| u64::try_from(i).ok())
+                .map(Value::Count)
+                .ok_or_else(|| expected("an integer >= 0")),
+            Kind::Format => Format::parse(string()?)
+                .map(Value::Format)
+                .ok_or_else(|| expected("\"json\" or \"text\"")),
+            Kind::Flag => value
+                .as_bool()
+                .map(Value::Flag)
+                .ok_or_else(|| expected("true or false")),
+            Kind::Choice(off, on) => {
+                let word = string()?;
+                choice(word, off, on).ok_or_else(|| expected(&format!("\"{off}\" or \"{on}\"")))
+            }
+            Kind::File => {
+                let p = Path::new(string()?);
+                Ok(Value::Path(match file.parent() {
+                    Some(folder) if !p.is_absolute() => folder.join(p),
+                    _ => p.to_path_buf(),
+                }))
+            }
+        }
+    }
+
+    /// Parses a variable's value of this kind, `None` when it counts as unset: an empty variable
+    /// does, except for globs, where it means none. The error is what follows `VAR: `.
+    pub(super) fn parse_var(&self, v: &str) -> std::result::Result<Option<Value>, String> {
+        if v.is_empty() && !matches!(self, Kind::Globs) {
+            return Ok(None);
+        }
+        let expected = |what: &str| format!("'{v}': expected {what}");
+        let value = match self {
+            Kind::Dir | Kind::File => Value::Path(PathBuf::from(v)),
+            Kind::Dirs => Value::Paths(
+                v.split(':')
+                    .filter(|s| !s.is_empty())
+                    .map(PathBuf::from)
+                    .collect(),
             ),
-        )
-    })
+            Kind::Tools => {
+                let mut tools = Vec::new();
+                for t in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                    tools.push(tool_name(t).ok_or_else(|| format!("unknown tool '{t}'"))?);
+                }
+                Value::Tools(tools)
+            }
+            Kind::Globs => globs(
+                v.split(':')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+            )?,
+            Kind::Seconds => {
+                let t: f64 = v
+                    .trim()
+                    .parse()
+                    .map_err(|_| expected("a number of seconds"))?;
+                Value::Seconds(check_timeout(t).map_err(|m| format!("'{v}': {m}"))?)
+            }
+            Kind::Count => {
+                Value::Count(parse_uint(v).ok_or_else(|| expected("a decimal integer >= 0"))?)
+            }
+            Kind::Format => {
+                Value::Format(Format::parse(v).ok_or_else(|| expected("json or text"))?)
+            }
+            Kind::Flag => Value::Flag(parse_bool(v).ok_or_else(|| expected("a boolean"))?),
+            Kind::Choice(off, on) => {
+                choice(v, off, on).ok_or_else(|| expected(&format!("{off} or {on}")))?
+            }
+        };
+        Ok(Some(value))
+    }
+}
+
+/// `off` or `on`, spelt exactly.
+fn choice(word: &str, off: &str, on: &str) -> Option<Value> {
+    match word {
+        w if w == off => Some(Value::Flag(false)),
+        w if w == on => Some(Value::Flag(true)),
+        _ => None,
+    }
 }
 
 /// Makes `p` absolute against `base` and canonical; it must be a directory.
@@ -220,199 +296,50 @@ pub(super) fn parse_text(path: &Path, text: Vec<u8>) -> Result<Layer> {
             None => Error::Config(format!("{}: invalid TOML: {msg}", path.display())),
         }
     })?;
-    let folder = path.parent().map(Path::to_path_buf);
     let mut layer = Layer {
-        origin: origin.clone(),
-        ..Layer::default()
+        origin,
+        values: Values::default(),
     };
     for (key, value) in &table {
-        let bad = |what: &str| origin.error(key, "", format!("expected {what}"));
-        let string = || {
-            value
-                .as_str()
-                .map(str::to_string)
-                .ok_or_else(|| bad("a string"))
+        let Some(row) = Setting::by_key(key) else {
+            return Err(Error::Config(format!(
+                "{}: {key}: unknown setting",
+                path.display()
+            )));
         };
-        let strings = || -> Result<Vec<String>> {
-            value
-                .as_array()
-                .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
-                .ok_or_else(|| bad("an array of strings"))
-        };
-        let uint = || {
-            value
-                .as_integer()
-                .and_then(|i| u64::try_from(i).ok())
-                .ok_or_else(|| bad("an integer >= 0"))
-        };
-        let boolean = || value.as_bool().ok_or_else(|| bad("true or false"));
-        match key.as_str() {
-            "working_directory" => layer.workdir = Some(PathBuf::from(string()?)),
-            "allowed_directories" => {
-                layer.roots = Some(strings()?.into_iter().map(PathBuf::from).collect());
-            }
-            "allowed_tools" => {
-                let mut tools = Vec::new();
-                // A config file may be any file the caller names: its values are not echoed.
-                for (i, t) in strings()?.iter().enumerate() {
-                    tools.push(tool_name(t).ok_or_else(|| {
-                        origin.error(
-                            key,
-                            "",
-                            format!(
-                                "entry {} is not one of: {}",
-                                i + 1,
-                                crate::registry::NAMES.join(" ")
-                            ),
-                        )
-                    })?);
-                }
-                layer.tools = Some(tools);
-            }
-            "exclude_patterns" => {
-                let p = strings()?;
-                check_excludes(&origin, &p)?;
-                layer.excludes = Some(p);
-            }
-            "timeout" => {
-                let t = value
-                    .as_float()
-                    .or_else(|| value.as_integer().map(|i| i as f64))
-                    .ok_or_else(|| bad("a number of seconds"))?;
-                layer.timeout = Some(check_timeout(t).map_err(|m| origin.error(key, "", m))?);
-            }
-            "max_output_bytes" => layer.max_output_bytes = Some(uint()?),
-            "max_read_bytes" => layer.max_read_bytes = Some(uint()?),
-            "max_entries" => layer.max_entries = Some(uint()?),
-            "format" => {
-                let s = string()?;
-                layer.format = Some(Format::parse(&s).ok_or_else(|| bad("\"json\" or \"text\""))?);
-            }
-            "respect_ignore_files" => layer.respect_ignore_files = Some(boolean()?),
-            "audit_log" => {
-                let p = PathBuf::from(string()?);
-                let p = match (&folder, p.is_absolute()) {
-                    (Some(f), false) => f.join(p),
-                    _ => p,
-                };
-                layer.audit_log = Some(p);
-            }
-            "lock" => layer.lock = Some(boolean()?),
-            "hardlinks" => {
-                layer.deny_hardlinks =
-                    Some(parse_hardlinks(&string()?).ok_or_else(|| bad("\"allow\" or \"deny\""))?);
-            }
-            "cross_mounts" => layer.cross_mounts = Some(boolean()?),
-            "redact" => layer.redact = Some(boolean()?),
-            "sandbox" => {
-                layer.require_sandbox = Some(
-                    parse_sandbox(&string()?)
-                        .ok_or_else(|| bad("\"best-effort\" or \"require\""))?,
-                );
-            }
-            other => {
-                return Err(origin.error(other, "", "unknown setting"));
-            }
-        }
+        let v = row
+            .kind
+            .parse_toml(value, path)
+            .map_err(|m| layer.origin.error(row.setting, m))?;
+        layer.values.set(row.setting, v);
     }
     Ok(layer)
 }
 
+/// The layer of the `READBOX_*` variables, read in the order of [`ROWS`], except that
+/// `READBOX_SANDBOX` is read last: with it and `READBOX_REDACT` both wrong, the error names
+/// `READBOX_REDACT`.
 pub(super) fn parse_env(vars: &BTreeMap<String, OsString>) -> Result<Layer> {
     let origin = Origin::Env;
-    let mut layer = Layer {
-        origin: origin.clone(),
-        ..Layer::default()
-    };
-    let get = |var: &str| -> Result<Option<String>> {
-        match vars.get(var) {
-            None => Ok(None),
-            Some(v) => {
-                let s = v
-                    .to_str()
-                    .ok_or_else(|| Error::Config(format!("{var}: not valid UTF-8")))?;
-                Ok(Some(s.to_string()))
-            }
-        }
-    };
-    // An empty variable counts as unset, except READBOX_EXCLUDE (empty = no excludes).
-    let nonempty =
-        |var: &str| -> Result<Option<String>> { Ok(get(var)?.filter(|s| !s.is_empty())) };
-    let bad =
-        |var: &str, v: &str, what: &str| Error::Config(format!("{var}: '{v}': expected {what}"));
-    if let Some(v) = nonempty("READBOX_WORKDIR")? {
-        layer.workdir = Some(PathBuf::from(v));
-    }
-    if let Some(v) = nonempty("READBOX_ROOTS")? {
-        layer.roots = Some(
-            v.split(':')
-                .filter(|s| !s.is_empty())
-                .map(PathBuf::from)
-                .collect(),
-        );
-    }
-    if let Some(v) = nonempty("READBOX_TOOLS")? {
-        let mut tools = Vec::new();
-        for t in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            tools.push(
-                tool_name(t)
-                    .ok_or_else(|| Error::Config(format!("READBOX_TOOLS: unknown tool '{t}'")))?,
-            );
-        }
-        layer.tools = Some(tools);
-    }
-    if let Some(v) = get("READBOX_EXCLUDE")? {
-        let p: Vec<String> = v
-            .split(':')
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect();
-        check_excludes(&origin, &p)?;
-        layer.excludes = Some(p);
-    }
-    if let Some(v) = nonempty("READBOX_TIMEOUT")? {
-        let t: f64 = v
-            .trim()
-            .parse()
-            .map_err(|_| bad("READBOX_TIMEOUT", &v, "a number of seconds"))?;
-        layer.timeout = Some(
-            check_timeout(t).map_err(|m| Error::Config(format!("READBOX_TIMEOUT: '{v}': {m}")))?,
-        );
-    }
-    for (var, slot) in [
-        ("READBOX_MAX_OUTPUT_BYTES", &mut layer.max_output_bytes),
-        ("READBOX_MAX_READ_BYTES", &mut layer.max_read_bytes),
-        ("READBOX_MAX_ENTRIES", &mut layer.max_entries),
-    ] {
-        if let Some(v) = nonempty(var)? {
-            *slot = Some(parse_uint(&v).ok_or_else(|| bad(var, &v, "a decimal integer >= 0"))?);
+    let mut values = Values::default();
+    let rows = ROWS
+        .iter()
+        .filter(|r| r.setting != Setting::Sandbox)
+        .chain([Setting::Sandbox.row()]);
+    for row in rows {
+        let Some((var, v)) = row.var.and_then(|var| Some((var, vars.get(var)?))) else {
+            continue;
+        };
+        let v = v
+            .to_str()
+            .ok_or_else(|| Error::Config(format!("{var}: not valid UTF-8")))?;
+        if let Some(v) = row
+            .kind
+            .parse_var(v)
+            .map_err(|m| origin.error(row.setting, m))?
+        {
+            values.set(row.setting, v);
         }
     }
-    if let Some(v) = nonempty("READBOX_FORMAT")? {
-        layer.format =
-            Some(Format::parse(&v).ok_or_else(|| bad("READBOX_FORMAT", &v, "json or text"))?);
-    }
-    if let Some(v) = nonempty("READBOX_RESPECT_IGNORE_FILES")? {
-        layer.respect_ignore_files = Some(
-            parse_bool(&v).ok_or_else(|| bad("READBOX_RESPECT_IGNORE_FILES", &v, "a boolean"))?,
-        );
-    }
-    if let Some(v) = nonempty("READBOX_HARDLINKS")? {
-        layer.deny_hardlinks =
-            Some(parse_hardlinks(&v).ok_or_else(|| bad("READBOX_HARDLINKS", &v, "allow or deny"))?);
-    }
-    if let Some(v) = nonempty("READBOX_CROSS_MOUNTS")? {
-        layer.cross_mounts =
-            Some(parse_bool(&v).ok_or_else(|| bad("READBOX_CROSS_MOUNTS", &v, "a boolean"))?);
-    }
-    if let Some(v) = nonempty("READBOX_REDACT")? {
-        layer.redact = Some(parse_bool(&v).ok_or_else(|| bad("READBOX_REDACT", &v, "a boolean"))?);
-    }
-    if let Some(v) = nonempty("READBOX_SANDBOX")? {
-        layer.require_sandbox = Some(
-            parse_sandbox(&v)
-                .ok_or_else(|| bad("READBOX_SANDBOX", &v, "best-effort or require"))?,
-        );
-    }
-    Ok(layer)
+    Ok(Layer { origin, values })
 }

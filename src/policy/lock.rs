@@ -1,13 +1,15 @@
 //! The lock (docs/contract.md#lock): the bounds a locked layer set, which every later layer may
-//! only narrow; the owner and mode a locked system file must have; and how `READBOX_CONFIG` is
-//! read under a locked system file (only beneath a locked root, through the gate, and otherwise
-//! denied in words that say nothing of the file).
+//! only narrow as each setting's row says; the owner and mode a locked system file and its
+//! directories must have; and how `READBOX_CONFIG` is read under a locked system file (only
+//! beneath a locked root, through the gate, and otherwise denied in words that say nothing of
+//! the file).
 
 use std::ffi::OsStr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::layer::{Layer, Origin, parse_text, read_bounded, unreadable, var_of};
+use super::layer::{Layer, Origin, parse_file, parse_text, read_bounded, unreadable};
+use super::settings::{Narrow, Row, Setting, Value, Values};
 use crate::error::{Error, Result};
 use crate::resolve::Excludes;
 
@@ -65,137 +67,119 @@ pub(super) fn check_system_dirs(file: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The bounds a lock set: later layers may only narrow them.
+/// Reads the system file, if it exists. A file that locks must be owned by root and not
+/// writable by group or others, and so must its directories; they are checked too when the file
+/// is missing, since a lock may have been removed.
+pub(super) fn read_system_file(path: &Path) -> Result<Option<Layer>> {
+    let system = parse_file(path, true)?;
+    match &system {
+        Some(l) if l.locks() => {
+            check_system_dirs(path)?;
+            check_system_owner(path)?;
+        }
+        // An unlocked file locks nothing.
+        Some(_) => {}
+        None => check_system_dirs(path)?,
+    }
+    Ok(system)
+}
+
+/// The bounds a lock set: the settings as they stood when a layer locked, with the roots then in
+/// force. Later layers may only narrow them, each setting as its row's [`Narrow`] says.
 #[derive(Debug, Clone)]
 pub(super) struct Bounds {
-    pub(super) roots: Vec<PathBuf>,
-    pub(super) tools: Vec<&'static str>,
-    pub(super) timeout: f64,
-    pub(super) max_output_bytes: u64,
-    pub(super) max_read_bytes: u64,
-    pub(super) max_entries: u64,
-    pub(super) audit_log: Option<PathBuf>,
-    pub(super) deny_hardlinks: Option<bool>,
-    pub(super) cross_mounts: bool,
-    pub(super) require_sandbox: bool,
-    /// Whether redaction may be turned off: only when the locked file itself turned it off.
-    pub(super) redact: bool,
+    values: Values,
 }
 
 impl Bounds {
-    /// Roots must lie within the locked roots. The error names the root as written, never where
-    /// a link led.
-    pub(super) fn check_roots(
+    /// The bounds of `values`, locked to `roots`.
+    pub(super) fn new(values: &Values, roots: Vec<PathBuf>) -> Bounds {
+        let mut values = values.clone();
+        values.set(Setting::AllowedDirectories, Value::Paths(roots));
+        Bounds { values }
+    }
+
+    /// The locked roots: canonical directories.
+    pub(super) fn roots(&self) -> &[PathBuf] {
+        self.values.value(Setting::AllowedDirectories).paths()
+    }
+
+    /// Whether the lock denies hard links: unless a layer up to the lock allowed them.
+    pub(super) fn deny_hardlinks(&self) -> bool {
+        self.values.get(Setting::Hardlinks) != Some(&Value::Flag(false))
+    }
+
+    /// Whether the lock crosses mounts.
+    pub(super) fn cross_mounts(&self) -> bool {
+        self.values.value(Setting::CrossMounts).flag()
+    }
+
+    /// The value `row`'s setting takes when a layer of origin `o` sets it to `placed` (`given`
+    /// as the layer wrote it, and `current` before it): `placed`, or the two lists joined where
+    /// the lock only adds. The error names the value as written, never where a link led.
+    ///
+    /// # Errors
+    /// `config:` naming the file and key, or the variable, when `placed` widens the lock.
+    pub(super) fn narrow(
         &self,
+        row: &Row,
         o: &Origin,
-        given: &[PathBuf],
-        canon: &[PathBuf],
-    ) -> Result<()> {
-        match given
-            .iter()
-            .zip(canon)
-            .find(|(_, r)| !self.roots.iter().any(|l| r.starts_with(l)))
-        {
-            Some((wide, _)) => Err(o.error(
-                "allowed_directories",
-                "READBOX_ROOTS",
-                format!("{} is not within the locked roots", wide.display()),
-            )),
-            None => Ok(()),
+        given: &Value,
+        placed: Value,
+        current: Option<&Value>,
+    ) -> Result<Value> {
+        let locked = self.values.get(row.setting);
+        let refused = |msg: String| Err(o.error(row.setting, msg));
+        match &row.narrow {
+            Narrow::Free | Narrow::Locks => {}
+            Narrow::Within => {
+                let roots = self.roots();
+                let wide = given
+                    .paths()
+                    .iter()
+                    .zip(placed.paths())
+                    .find(|(_, r)| !roots.iter().any(|l| r.starts_with(l)));
+                if let Some((wide, _)) = wide {
+                    return refused(format!("{} is not within the locked roots", wide.display()));
+                }
+            }
+            Narrow::Among => {
+                let locked = locked.map_or(&[][..], Value::tools);
+                if let Some(t) = placed.tools().iter().find(|t| !locked.contains(t)) {
+                    return refused(format!("{t} is not among the locked tools"));
+                }
+            }
+            Narrow::Added => {
+                let mut all = current.map_or(&[][..], Value::globs).to_vec();
+                all.extend(placed.globs().iter().cloned());
+                return Ok(Value::Globs(all));
+            }
+            Narrow::Lowered => match (&placed, locked) {
+                (Value::Seconds(v), Some(Value::Seconds(l))) if v > l => {
+                    return refused(format!("{v} is above the locked {l}"));
+                }
+                (Value::Count(v), Some(Value::Count(l))) if v > l => {
+                    return refused(format!("{v} is above the locked {l}"));
+                }
+                _ => {}
+            },
+            Narrow::Fixed => {
+                if locked != Some(&placed) {
+                    return refused("cannot be changed under a lock".into());
+                }
+            }
+            Narrow::StaysOn(why) | Narrow::TurnsOn(why) => {
+                if !placed.flag() && locked != Some(&Value::Flag(false)) {
+                    return refused(why.to_string());
+                }
+            }
+            Narrow::StaysOff(why) => {
+                if placed.flag() && locked != Some(&Value::Flag(true)) {
+                    return refused(why.to_string());
+                }
+            }
         }
-    }
-
-    /// Tools must be among the locked tools.
-    pub(super) fn check_tools(&self, o: &Origin, tools: &[&str]) -> Result<()> {
-        match tools.iter().find(|t| !self.tools.contains(t)) {
-            Some(t) => Err(o.error(
-                "allowed_tools",
-                "READBOX_TOOLS",
-                format!("{t} is not among the locked tools"),
-            )),
-            None => Ok(()),
-        }
-    }
-
-    /// The timeout may only go down.
-    pub(super) fn check_timeout(&self, o: &Origin, t: f64) -> Result<()> {
-        if t > self.timeout {
-            return Err(o.error(
-                "timeout",
-                "READBOX_TIMEOUT",
-                format!("{t} is above the locked {}", self.timeout),
-            ));
-        }
-        Ok(())
-    }
-
-    /// A byte or entry limit (`key`) may only go down.
-    pub(super) fn check_limit(&self, o: &Origin, key: &str, v: u64) -> Result<()> {
-        let limit = match key {
-            "max_output_bytes" => self.max_output_bytes,
-            "max_read_bytes" => self.max_read_bytes,
-            _ => self.max_entries,
-        };
-        if v > limit {
-            return Err(o.error(key, var_of(key), format!("{v} is above the locked {limit}")));
-        }
-        Ok(())
-    }
-
-    /// The audit log cannot be changed.
-    pub(super) fn check_audit_log(&self, o: &Origin, log: &Path) -> Result<()> {
-        if self.audit_log.as_deref() != Some(log) {
-            return Err(o.error("audit_log", "", "cannot be changed under a lock"));
-        }
-        Ok(())
-    }
-
-    /// Hardlinks cannot be allowed again once the lock denies them (as it does by default).
-    pub(super) fn check_hardlinks(&self, o: &Origin, deny: bool) -> Result<()> {
-        if self.deny_hardlinks != Some(false) && !deny {
-            return Err(o.error(
-                "hardlinks",
-                var_of("hardlinks"),
-                "cannot allow hardlinks under a lock that denies them",
-            ));
-        }
-        Ok(())
-    }
-
-    /// Mounts cannot be crossed where the lock does not cross them.
-    pub(super) fn check_cross_mounts(&self, o: &Origin, cross: bool) -> Result<()> {
-        if cross && !self.cross_mounts {
-            return Err(o.error(
-                "cross_mounts",
-                var_of("cross_mounts"),
-                "cannot cross mounts under a lock that does not",
-            ));
-        }
-        Ok(())
-    }
-
-    /// A required sandbox cannot be relaxed.
-    pub(super) fn check_sandbox(&self, o: &Origin, require: bool) -> Result<()> {
-        if self.require_sandbox && !require {
-            return Err(o.error(
-                "sandbox",
-                var_of("sandbox"),
-                "cannot be relaxed under a lock that requires it",
-            ));
-        }
-        Ok(())
-    }
-
-    /// Redaction cannot be turned off, unless the locked file itself turned it off.
-    pub(super) fn check_redact(&self, o: &Origin, redact: bool) -> Result<()> {
-        if self.redact && !redact {
-            return Err(o.error(
-                "redact",
-                var_of("redact"),
-                "cannot be turned off under a lock",
-            ));
-        }
-        Ok(())
+        Ok(placed)
     }
 }
 
@@ -221,10 +205,10 @@ pub(super) fn parse_locked_config(
     };
     let excludes = Excludes::new(excludes).map_err(|_| denied())?;
     let options = crate::resolve::Options {
-        deny_hardlinks: bounds.deny_hardlinks != Some(false),
-        cross_mounts: bounds.cross_mounts,
+        deny_hardlinks: bounds.deny_hardlinks(),
+        cross_mounts: bounds.cross_mounts(),
     };
-    let gate = crate::resolve::Gate::new(&bounds.roots, excludes, workdir, options)
+    let gate = crate::resolve::Gate::new(bounds.roots(), excludes, workdir, options)
         .map_err(|_| denied())?;
     // The gate's errors name the path as given: what follows it is the reason.
     let reason = |e: Error, shown: &str| match e {

@@ -45,7 +45,7 @@ fn defaults_root_at_the_current_directory() {
     assert_eq!(p.roots, vec![f.p("root")]);
     assert_eq!(p.workdir, f.p("root"));
     assert_eq!(p.excludes.len(), DEFAULT_EXCLUDES.len());
-    assert_eq!(p.sources["timeout"], "default");
+    assert_eq!(p.sources[&Setting::Timeout], "default");
 }
 
 #[test]
@@ -60,10 +60,10 @@ fn environment_overrides_the_config_file() {
     assert_eq!(p.max_output_bytes, 7);
     assert_eq!(p.timeout, 3.0);
     assert_eq!(
-        p.sources["max_output_bytes"],
+        p.sources[&Setting::MaxOutputBytes],
         "env READBOX_MAX_OUTPUT_BYTES"
     );
-    assert_eq!(p.sources["timeout"], cfg.display().to_string());
+    assert_eq!(p.sources[&Setting::Timeout], cfg.display().to_string());
 }
 
 #[test]
@@ -180,7 +180,10 @@ fn narrowing_roots_only_narrows_and_moves_the_working_directory() {
     assert_eq!(p.roots, vec![f.p("root/sub")]);
     assert_eq!(p.workdir, f.p("root/sub"));
     assert_eq!(p.locked_roots, vec![f.p("root")]);
-    assert_eq!(p.sources["allowed_directories"], "env READBOX_NARROW_ROOTS");
+    assert_eq!(
+        p.sources[&Setting::AllowedDirectories],
+        "env READBOX_NARROW_ROOTS"
+    );
     // Outside the roots the layers before allowed: refused, never widened.
     let out = f.p("outside").display().to_string();
     let e = Policy::load_from(&f.inputs(&[(NARROW_ROOTS_VAR, &out)])).unwrap_err();
@@ -364,10 +367,10 @@ fn redaction_is_on_by_default_and_either_layer_turns_it_off() {
     let f = Fixture::new();
     let p = Policy::load_from(&f.inputs(&[])).unwrap();
     assert!(p.redact);
-    assert_eq!(p.sources["redact"], "default");
+    assert_eq!(p.sources[&Setting::Redact], "default");
     let p = Policy::load_from(&f.inputs(&[("READBOX_REDACT", "off")])).unwrap();
     assert!(!p.redact);
-    assert_eq!(p.sources["redact"], "env READBOX_REDACT");
+    assert_eq!(p.sources[&Setting::Redact], "env READBOX_REDACT");
     let cfg = f.file("r.toml", "redact = false\n");
     let p = Policy::load_from(&f.inputs(&[("READBOX_CONFIG", cfg.to_str().unwrap())])).unwrap();
     assert!(!p.redact);
@@ -410,7 +413,7 @@ fn a_lock_keeps_redaction_on_unless_the_locked_file_turns_it_off() {
     let o = off.to_str().unwrap();
     let p = Policy::load_from(&f.inputs(&[("READBOX_CONFIG", o)])).unwrap();
     assert!(!p.redact);
-    assert_eq!(p.sources["redact"], off.display().to_string());
+    assert_eq!(p.sources[&Setting::Redact], off.display().to_string());
     let p =
         Policy::load_from(&f.inputs(&[("READBOX_CONFIG", o), ("READBOX_REDACT", "on")])).unwrap();
     assert!(p.redact);
@@ -427,7 +430,7 @@ fn a_lock_turns_on_redaction_that_an_earlier_unlocked_layer_turned_off() {
         .insert("READBOX_CONFIG".into(), OsString::from(locked.as_os_str()));
     let p = Policy::load_from(&i).unwrap();
     assert!(p.redact);
-    assert_eq!(p.sources["redact"], locked.display().to_string());
+    assert_eq!(p.sources[&Setting::Redact], locked.display().to_string());
     i.vars
         .insert("READBOX_REDACT".into(), OsString::from("false"));
     assert!(matches!(Policy::load_from(&i), Err(Error::Config(_))));
@@ -481,4 +484,63 @@ fn the_gate_opens_the_policys_roots() {
     assert!(denied(outside.as_os_str().as_bytes()));
     // The policy's excludes come along.
     assert!(denied(b"sub/.env"));
+}
+
+#[test]
+fn the_rows_follow_the_settings_and_name_each_key_and_variable_once() {
+    for (i, row) in settings::ROWS.iter().enumerate() {
+        assert_eq!(row.setting as usize, i, "{} is out of place", row.key);
+        assert_eq!(
+            Setting::by_key(row.key).map(|r| r.setting),
+            Some(row.setting)
+        );
+    }
+    let keys: std::collections::BTreeSet<_> = Setting::all().map(Setting::key).collect();
+    let vars: std::collections::BTreeSet<_> = Setting::all().filter_map(Setting::var).collect();
+    assert_eq!(keys.len(), settings::ROWS.len());
+    assert_eq!(
+        vars.len(),
+        Setting::all().filter(|s| s.var().is_some()).count()
+    );
+}
+
+#[test]
+fn every_setting_is_read_from_a_file_and_its_variable_and_shown_with_its_source() {
+    use settings::Kind;
+    let f = Fixture::new();
+    for row in settings::ROWS {
+        // A value of the setting's kind that every layer accepts, as TOML and as a variable.
+        let (toml, var) = match row.kind {
+            Kind::Dir => ("\"sub\"".to_string(), "sub".to_string()),
+            Kind::Dirs => ("[\".\"]".into(), ".".into()),
+            Kind::Tools => ("[\"cat\"]".into(), "cat".into()),
+            Kind::Globs => ("[\"*.md\"]".into(), "*.md".into()),
+            Kind::Seconds => ("3".into(), "3".into()),
+            Kind::Count => ("5".into(), "5".into()),
+            Kind::Format => ("\"text\"".into(), "text".into()),
+            Kind::Flag => ("true".into(), "true".into()),
+            Kind::Choice(_, on) => (format!("\"{on}\""), on.to_string()),
+            Kind::File => ("\"audit.log\"".into(), "audit.log".into()),
+        };
+        let cfg = f.file("row.toml", &format!("{} = {toml}\n", row.key));
+        let c = cfg.to_str().unwrap();
+        let p = Policy::load_from(&f.inputs(&[("READBOX_CONFIG", c)])).unwrap();
+        assert_eq!(p.source(row.setting), c, "{}", row.key);
+        let shown = p.to_json(serde_json::Value::Null);
+        assert_eq!(shown["settings"][row.key]["source"], c, "{}", row.key);
+        if let Some(name) = row.var {
+            let p = Policy::load_from(&f.inputs(&[(name, &var)])).unwrap();
+            assert_eq!(p.source(row.setting), format!("env {name}"));
+        }
+    }
+    let shown = Policy::load_from(&f.inputs(&[]))
+        .unwrap()
+        .to_json(serde_json::Value::Null);
+    let keys: Vec<&str> = shown["settings"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, Setting::all().map(Setting::key).collect::<Vec<_>>());
 }
