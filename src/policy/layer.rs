@@ -1,13 +1,13 @@
 //! The layers of the policy as they are read: a TOML config file or the `READBOX_*` environment,
 //! each turned into a [`Layer`] of the settings it sets, with the [`Origin`] that error messages
 //! and `readbox policy` name (docs/contract.md#policy). Each value is parsed as its row's
-//! [`Kind`] says; nothing is merged here.
+//! [`ValueKind`] says; nothing is merged here.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::settings::{Kind, ROWS, Setting, Value, Values};
+use super::settings::{ROWS, Setting, Value, ValueKind, Values};
 use crate::envelope::Format;
 use crate::error::{Error, Result};
 use crate::resolve::Excludes;
@@ -95,7 +95,7 @@ fn globs(patterns: Vec<String>) -> std::result::Result<Value, String> {
     }
 }
 
-impl Kind {
+impl ValueKind {
     /// Parses a config file's value of this kind. The error is what follows `FILE: KEY: `.
     pub(super) fn parse_toml(
         &self,
@@ -111,11 +111,11 @@ impl Kind {
                 .ok_or_else(|| expected("an array of strings"))
         };
         match self {
-            Kind::Dir => Ok(Value::Path(PathBuf::from(string()?))),
-            Kind::Dirs => Ok(Value::Paths(
+            ValueKind::Dir => Ok(Value::Path(PathBuf::from(string()?))),
+            ValueKind::Dirs => Ok(Value::Paths(
                 strings()?.into_iter().map(PathBuf::from).collect(),
             )),
-            Kind::Tools => {
+            ValueKind::Tools => {
                 // A config file may be any file the caller names: its values are not echoed.
                 let names = strings()?;
                 let mut tools = Vec::new();
@@ -130,31 +130,31 @@ impl Kind {
                 }
                 Ok(Value::Tools(tools))
             }
-            Kind::Globs => globs(strings()?),
-            Kind::Seconds => {
+            ValueKind::Globs => globs(strings()?),
+            ValueKind::Seconds => {
                 let t = value
                     .as_float()
                     .or_else(|| value.as_integer().map(|i| i as f64))
                     .ok_or_else(|| expected("a number of seconds"))?;
                 Ok(Value::Seconds(check_timeout(t)?))
             }
-            Kind::Count => value
+            ValueKind::Count => value
                 .as_integer()
                 .and_then(|i| u64::try_from(i).ok())
                 .map(Value::Count)
                 .ok_or_else(|| expected("an integer >= 0")),
-            Kind::Format => Format::parse(string()?)
+            ValueKind::Format => Format::parse(string()?)
                 .map(Value::Format)
                 .ok_or_else(|| expected("\"json\" or \"text\"")),
-            Kind::Flag => value
+            ValueKind::Flag => value
                 .as_bool()
                 .map(Value::Flag)
                 .ok_or_else(|| expected("true or false")),
-            Kind::Choice(off, on) => {
+            ValueKind::Choice(off, on) => {
                 let word = string()?;
                 choice(word, off, on).ok_or_else(|| expected(&format!("\"{off}\" or \"{on}\"")))
             }
-            Kind::File => {
+            ValueKind::File => {
                 let p = Path::new(string()?);
                 Ok(Value::Path(match file.parent() {
                     Some(folder) if !p.is_absolute() => folder.join(p),
@@ -167,46 +167,46 @@ impl Kind {
     /// Parses a variable's value of this kind, `None` when it counts as unset: an empty variable
     /// does, except for globs, where it means none. The error is what follows `VAR: `.
     pub(super) fn parse_var(&self, v: &str) -> std::result::Result<Option<Value>, String> {
-        if v.is_empty() && !matches!(self, Kind::Globs) {
+        if v.is_empty() && !matches!(self, ValueKind::Globs) {
             return Ok(None);
         }
         let expected = |what: &str| format!("'{v}': expected {what}");
         let value = match self {
-            Kind::Dir | Kind::File => Value::Path(PathBuf::from(v)),
-            Kind::Dirs => Value::Paths(
+            ValueKind::Dir | ValueKind::File => Value::Path(PathBuf::from(v)),
+            ValueKind::Dirs => Value::Paths(
                 v.split(':')
                     .filter(|s| !s.is_empty())
                     .map(PathBuf::from)
                     .collect(),
             ),
-            Kind::Tools => {
+            ValueKind::Tools => {
                 let mut tools = Vec::new();
                 for t in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                     tools.push(tool_name(t).ok_or_else(|| format!("unknown tool '{t}'"))?);
                 }
                 Value::Tools(tools)
             }
-            Kind::Globs => globs(
+            ValueKind::Globs => globs(
                 v.split(':')
                     .filter(|s| !s.is_empty())
                     .map(str::to_string)
                     .collect(),
             )?,
-            Kind::Seconds => {
+            ValueKind::Seconds => {
                 let t: f64 = v
                     .trim()
                     .parse()
                     .map_err(|_| expected("a number of seconds"))?;
                 Value::Seconds(check_timeout(t).map_err(|m| format!("'{v}': {m}"))?)
             }
-            Kind::Count => {
+            ValueKind::Count => {
                 Value::Count(parse_uint(v).ok_or_else(|| expected("a decimal integer >= 0"))?)
             }
-            Kind::Format => {
+            ValueKind::Format => {
                 Value::Format(Format::parse(v).ok_or_else(|| expected("json or text"))?)
             }
-            Kind::Flag => Value::Flag(parse_bool(v).ok_or_else(|| expected("a boolean"))?),
-            Kind::Choice(off, on) => {
+            ValueKind::Flag => Value::Flag(parse_bool(v).ok_or_else(|| expected("a boolean"))?),
+            ValueKind::Choice(off, on) => {
                 choice(v, off, on).ok_or_else(|| expected(&format!("{off} or {on}")))?
             }
         };

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::layer::{Layer, Origin, canonical_dir};
 use super::lock::Bounds;
-use super::settings::{BySetting, Kind, Narrow, ROWS, Row, Setting, Value, Values};
+use super::settings::{BySetting, Narrow, ROWS, Row, Setting, Value, ValueKind, Values};
 use crate::error::Result;
 
 /// The layers merged so far.
@@ -83,8 +83,8 @@ impl Merged {
             canonical_dir(p, base).map_err(|m| o.error(row.setting, m))
         };
         Ok(match row.kind {
-            Kind::Dir => Value::Path(canonical(given.path(), self.cwd.as_deref())?),
-            Kind::Dirs => Value::Paths(
+            ValueKind::Dir => Value::Path(canonical(given.path(), self.cwd.as_deref())?),
+            ValueKind::Dirs => Value::Paths(
                 given
                     .paths()
                     .iter()

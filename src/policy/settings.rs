@@ -88,7 +88,7 @@ pub(super) struct Row {
     /// The environment variable, `None` for a setting only config files set.
     pub(super) var: Option<&'static str>,
     /// The values it takes, and how a file and a variable write them.
-    pub(super) kind: Kind,
+    pub(super) kind: ValueKind,
     /// The built-in default, `None` where it depends on the process (the working directory and
     /// the roots), on the lock (hardlinks), or is absent (the audit log).
     pub(super) default: Option<fn() -> Value>,
@@ -100,7 +100,7 @@ pub(super) struct Row {
 
 /// What values a setting takes, which decides how a config file and a variable write them
 /// (docs/contract.md#policy).
-pub(super) enum Kind {
+pub(super) enum ValueKind {
     /// A directory, made canonical against the current directory.
     Dir,
     /// Directories (`:`-separated in a variable), made canonical against the working directory
@@ -292,7 +292,7 @@ pub(super) const ROWS: &[Row] = &[
         setting: Setting::WorkingDirectory,
         key: "working_directory",
         var: Some("READBOX_WORKDIR"),
-        kind: Kind::Dir,
+        kind: ValueKind::Dir,
         default: None,
         narrow: Narrow::Free,
         show: |p| path_json(&p.workdir),
@@ -301,7 +301,7 @@ pub(super) const ROWS: &[Row] = &[
         setting: Setting::AllowedDirectories,
         key: "allowed_directories",
         var: Some("READBOX_ROOTS"),
-        kind: Kind::Dirs,
+        kind: ValueKind::Dirs,
         default: None,
         narrow: Narrow::Within,
         show: |p| serde_json::Value::Array(p.roots.iter().map(|r| path_json(r)).collect()),
@@ -310,7 +310,7 @@ pub(super) const ROWS: &[Row] = &[
         setting: Setting::AllowedTools,
         key: "allowed_tools",
         var: Some("READBOX_TOOLS"),
-        kind: Kind::Tools,
+        kind: ValueKind::Tools,
         default: Some(|| Value::Tools(crate::registry::NAMES.to_vec())),
         narrow: Narrow::Among,
         show: |p| json!(p.tools),
@@ -319,7 +319,7 @@ pub(super) const ROWS: &[Row] = &[
         setting: Setting::ExcludePatterns,
         key: "exclude_patterns",
         var: Some("READBOX_EXCLUDE"),
-        kind: Kind::Globs,
+        kind: ValueKind::Globs,
         default: Some(|| Value::Globs(DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).collect())),
         narrow: Narrow::Added,
         show: |p| json!(p.excludes),
@@ -328,7 +328,7 @@ pub(super) const ROWS: &[Row] = &[
         setting: Setting::Timeout,
         key: "timeout",
         var: Some("READBOX_TIMEOUT"),
-        kind: Kind::Seconds,
+        kind: ValueKind::Seconds,
         default: Some(|| Value::Seconds(10.0)),
         narrow: Narrow::Lowered,
         show: |p| json!(p.timeout),
@@ -337,7 +337,7 @@ pub(super) const ROWS: &[Row] = &[
         setting: Setting::MaxOutputBytes,
         key: "max_output_bytes",
         var: Some("READBOX_MAX_OUTPUT_BYTES"),
-        kind: Kind::Count,
+        kind: ValueKind::Count,
         default: Some(|| Value::Count(32_768)),
         narrow: Narrow::Lowered,
         show: |p| json!(p.max_output_bytes),
@@ -346,7 +346,7 @@ pub(super) const ROWS: &[Row] = &[
         setting: Setting::MaxReadBytes,
         key: "max_read_bytes",
         var: Some("READBOX_MAX_READ_BYTES"),
-        kind: Kind::Count,
+        kind: ValueKind::Count,
         default: Some(|| Value::Count(8_388_608)),
         narrow: Narrow::Lowered,
         show: |p| json!(p.max_read_bytes),
@@ -355,7 +355,7 @@ pub(super) const ROWS: &[Row] = &[
         setting: Setting::MaxEntries,
         key: "max_entries",
         var: Some("READBOX_MAX_ENTRIES"),
-        kind: Kind::Count,
+        kind: ValueKind::Count,
         default: Some(|| Value::Count(10_000)),
         narrow: Narrow::Lowered,
         show: |p| json!(p.max_entries),
@@ -364,7 +364,7 @@ pub(super) const ROWS: &[Row] = &[
         setting: Setting::Format,
         key: "format",
         var: Some("READBOX_FORMAT"),
-        kind: Kind::Format,
+        kind: ValueKind::Format,
         default: Some(|| Value::Format(Format::Json)),
         narrow: Narrow::Free,
         show: |p| json!(p.format.name()),
@@ -373,7 +373,7 @@ pub(super) const ROWS: &[Row] = &[
         setting: Setting::RespectIgnoreFiles,
         key: "respect_ignore_files",
         var: Some("READBOX_RESPECT_IGNORE_FILES"),
-        kind: Kind::Flag,
+        kind: ValueKind::Flag,
         default: Some(|| Value::Flag(true)),
         narrow: Narrow::Free,
         show: |p| json!(p.respect_ignore_files),
@@ -382,7 +382,7 @@ pub(super) const ROWS: &[Row] = &[
         setting: Setting::AuditLog,
         key: "audit_log",
         var: None,
-        kind: Kind::File,
+        kind: ValueKind::File,
         default: None,
         narrow: Narrow::Fixed,
         show: |p| {
@@ -395,7 +395,7 @@ pub(super) const ROWS: &[Row] = &[
         setting: Setting::Lock,
         key: "lock",
         var: None,
-        kind: Kind::Flag,
+        kind: ValueKind::Flag,
         default: Some(|| Value::Flag(false)),
         narrow: Narrow::Locks,
         show: |p| json!(p.lock),
@@ -404,7 +404,7 @@ pub(super) const ROWS: &[Row] = &[
         setting: Setting::Hardlinks,
         key: "hardlinks",
         var: Some("READBOX_HARDLINKS"),
-        kind: Kind::Choice("allow", "deny"),
+        kind: ValueKind::Choice("allow", "deny"),
         // Allow, but deny once a lock is in force.
         default: None,
         narrow: Narrow::StaysOn("cannot allow hardlinks under a lock that denies them"),
@@ -414,7 +414,7 @@ pub(super) const ROWS: &[Row] = &[
         setting: Setting::CrossMounts,
         key: "cross_mounts",
         var: Some("READBOX_CROSS_MOUNTS"),
-        kind: Kind::Flag,
+        kind: ValueKind::Flag,
         default: Some(|| Value::Flag(false)),
         narrow: Narrow::StaysOff("cannot cross mounts under a lock that does not"),
         show: |p| json!(p.cross_mounts),
@@ -423,7 +423,7 @@ pub(super) const ROWS: &[Row] = &[
         setting: Setting::Sandbox,
         key: "sandbox",
         var: Some("READBOX_SANDBOX"),
-        kind: Kind::Choice("best-effort", "require"),
+        kind: ValueKind::Choice("best-effort", "require"),
         default: Some(|| Value::Flag(false)),
         narrow: Narrow::StaysOn("cannot be relaxed under a lock that requires it"),
         show: |p| {
@@ -438,7 +438,7 @@ pub(super) const ROWS: &[Row] = &[
         setting: Setting::Redact,
         key: "redact",
         var: Some("READBOX_REDACT"),
-        kind: Kind::Flag,
+        kind: ValueKind::Flag,
         default: Some(|| Value::Flag(true)),
         narrow: Narrow::TurnsOn("cannot be turned off under a lock"),
         show: |p| json!(p.redact),

@@ -506,21 +506,21 @@ fn the_rows_follow_the_settings_and_name_each_key_and_variable_once() {
 
 #[test]
 fn every_setting_is_read_from_a_file_and_its_variable_and_shown_with_its_source() {
-    use settings::Kind;
+    use settings::ValueKind;
     let f = Fixture::new();
     for row in settings::ROWS {
         // A value of the setting's kind that every layer accepts, as TOML and as a variable.
         let (toml, var) = match row.kind {
-            Kind::Dir => ("\"sub\"".to_string(), "sub".to_string()),
-            Kind::Dirs => ("[\".\"]".into(), ".".into()),
-            Kind::Tools => ("[\"cat\"]".into(), "cat".into()),
-            Kind::Globs => ("[\"*.md\"]".into(), "*.md".into()),
-            Kind::Seconds => ("3".into(), "3".into()),
-            Kind::Count => ("5".into(), "5".into()),
-            Kind::Format => ("\"text\"".into(), "text".into()),
-            Kind::Flag => ("true".into(), "true".into()),
-            Kind::Choice(_, on) => (format!("\"{on}\""), on.to_string()),
-            Kind::File => ("\"audit.log\"".into(), "audit.log".into()),
+            ValueKind::Dir => ("\"sub\"".to_string(), "sub".to_string()),
+            ValueKind::Dirs => ("[\".\"]".into(), ".".into()),
+            ValueKind::Tools => ("[\"cat\"]".into(), "cat".into()),
+            ValueKind::Globs => ("[\"*.md\"]".into(), "*.md".into()),
+            ValueKind::Seconds => ("3".into(), "3".into()),
+            ValueKind::Count => ("5".into(), "5".into()),
+            ValueKind::Format => ("\"text\"".into(), "text".into()),
+            ValueKind::Flag => ("true".into(), "true".into()),
+            ValueKind::Choice(_, on) => (format!("\"{on}\""), on.to_string()),
+            ValueKind::File => ("\"audit.log\"".into(), "audit.log".into()),
         };
         let cfg = f.file("row.toml", &format!("{} = {toml}\n", row.key));
         let c = cfg.to_str().unwrap();
