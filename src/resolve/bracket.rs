@@ -34,21 +34,30 @@ const ONE_CALL_MAX: usize = 4095;
 /// for: the list stays small however many directories a walk meets.
 const MAX_PENDING: usize = 256;
 
-/// A directory waiting to be found again: its root, its path below it, its identity, and
-/// whether files were read through it (else it was only listed). No handle is kept, so waiting
-/// directories hold no file descriptor.
+/// A directory waiting to be found again: its root, its path below it and its identity. No
+/// handle is kept, so waiting directories hold no file descriptor.
 #[derive(Debug)]
 struct Place {
     root: usize,
     rel: PathBuf,
     stat: Stat,
-    files_read: bool,
+}
+
+impl Place {
+    fn is(&self, dir: &Node) -> bool {
+        same(&self.stat, &dir.stat) && self.root == dir.root && self.rel == dir.rel
+    }
 }
 
 /// The directories a walk read through and has not found again yet, and the tickets of reads.
+/// Those that files were read through and those only listed are kept apart, so that finding the
+/// first kind again before output never moves the second.
 #[derive(Debug, Default)]
 pub(super) struct Waiting {
-    places: Vec<Place>,
+    /// Directories that files were read through.
+    read: Vec<Place>,
+    /// Directories only listed so far.
+    listed: Vec<Place>,
     /// The ticket of the next read.
     next: u64,
     /// Every read with a ticket below this was covered by a settle.
@@ -57,19 +66,30 @@ pub(super) struct Waiting {
 
 impl Waiting {
     fn add(&mut self, dir: &Node, files_read: bool) {
-        match self
-            .places
-            .iter_mut()
-            .find(|d| same(&d.stat, &dir.stat) && d.root == dir.root && d.rel == dir.rel)
-        {
-            Some(place) => place.files_read |= files_read,
-            None => self.places.push(Place {
-                root: dir.root,
-                rel: dir.rel.clone(),
-                stat: dir.stat,
-                files_read,
-            }),
+        if self.read.iter().any(|p| p.is(dir)) {
+            return;
         }
+        if let Some(i) = self.listed.iter().position(|p| p.is(dir)) {
+            if files_read {
+                let place = self.listed.swap_remove(i);
+                self.read.push(place);
+            }
+            return;
+        }
+        let place = Place {
+            root: dir.root,
+            rel: dir.rel.clone(),
+            stat: dir.stat,
+        };
+        if files_read {
+            self.read.push(place);
+        } else {
+            self.listed.push(place);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.read.len() + self.listed.len()
     }
 }
 
@@ -180,7 +200,7 @@ impl Gate {
     /// `denied: SHOWN` for the first directory that is no longer at its place; `io:` when the
     /// process ran short of descriptors or memory.
     pub fn settle(&self, shown: &str) -> Result<()> {
-        self.settle_where(shown, |_| true)
+        self.settle_where(shown, true)
     }
 
     /// Before output that came from the read with `ticket` (if any): finds again the waiting
@@ -194,26 +214,28 @@ impl Gate {
         let (many, covered) = {
             let waiting = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
             (
-                waiting.places.len() >= MAX_PENDING,
+                waiting.len() >= MAX_PENDING,
                 ticket.is_none_or(|t| t.0 < waiting.covered),
             )
         };
         if many {
             self.settle(shown)
         } else if !covered {
-            self.settle_where(shown, |p| p.files_read)
+            self.settle_where(shown, false)
         } else {
             Ok(())
         }
     }
 
-    fn settle_where(&self, shown: &str, due: impl Fn(&Place) -> bool) -> Result<()> {
+    /// Finds again the directories that files were read through, and with `listed` those only
+    /// listed too.
+    fn settle_where(&self, shown: &str, listed: bool) -> Result<()> {
         let (places, through) = {
             let mut waiting = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            let (due, rest) = std::mem::take(&mut waiting.places)
-                .into_iter()
-                .partition(due);
-            waiting.places = rest;
+            let mut due = std::mem::take(&mut waiting.read);
+            if listed {
+                due.append(&mut waiting.listed);
+            }
             (due, waiting.next)
         };
         for p in &places {

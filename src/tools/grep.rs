@@ -48,8 +48,8 @@ use crate::resolve::{Node, NodeKind};
 use crate::walk::{Entry, Ignores, Skipped, Walk, display_prefix};
 use literal::note_literal;
 use matcher::Matcher;
-use parallel::{DirSearch, Job, Printer};
-use search::{Report, Search, Snapshot, probe_binary};
+use parallel::{BATCH, DirSearch, Job, Printer};
+use search::{FileMatches, Report, Search, Snapshot, probe_binary};
 use stream::Stream;
 
 /// The registry entry.
@@ -324,6 +324,9 @@ fn search_tree(
         ignores,
     };
     let result = if workers == 1 {
+        // Results wait for a batch of files, as a worker's would, so that one settle covers the
+        // batch's reads (docs/security.md#checks-bracket-the-reads), not one per file.
+        let mut ready = Vec::with_capacity(BATCH);
         let mut visit = |e: &Entry<'_>| -> Result<(), Stop> {
             if wanted(e) {
                 let job = job_of(e, count);
@@ -331,11 +334,16 @@ fn search_tree(
                 let found = dir.search_job(&job);
                 // Held as a worker's result is, until the printer lets it go.
                 dir.held.fetch_add(found.out.len(), Ordering::Relaxed);
-                printer.take(job.index, job.display, found)?;
+                ready.push((job.index, job.display, found));
+                if ready.len() == BATCH {
+                    print_ready(&mut printer, &mut ready)?;
+                }
             }
             Ok(())
         };
-        walk.run_for_contents(ctx, &mut skipped, &mut visit)
+        let walked = walk.run_for_contents(ctx, &mut skipped, &mut visit);
+        // The files found before the walk stopped are printed first, as in the parallel search.
+        print_ready(&mut printer, &mut ready).and(walked)
     } else {
         dir.parallel(
             &mut printer,
@@ -366,6 +374,21 @@ fn search_tree(
     }
     result?;
     Ok(printer.found)
+}
+
+/// Hands `ready`'s results to the printer, in order; after a stop, the rest are let go there.
+fn print_ready(
+    printer: &mut Printer<'_, '_>,
+    ready: &mut Vec<(usize, Vec<u8>, FileMatches)>,
+) -> Result<(), Stop> {
+    let mut printed = Ok(());
+    for (index, display, found) in ready.drain(..) {
+        let taken = printer.take(index, display, found);
+        if printed.is_ok() {
+            printed = taken;
+        }
+    }
+    printed
 }
 
 /// Searches one input named as PATH (a file, or standard input) on this thread, streaming its

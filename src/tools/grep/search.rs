@@ -31,6 +31,9 @@ pub(super) const FOUND_MAX: usize = 256 * 1024;
 /// The most bytes of matches that all workers together hold, waiting to be printed.
 pub(super) const HELD_MAX: usize = 4 << 20;
 
+/// The bytes of output made ready for a file's matches when its first is found.
+const FIRST_HOLD: usize = 4096;
+
 /// Where the search of a file stopped when a worker handed it back: the rest is searched, and
 /// streamed, when the file's turn comes.
 pub(super) struct Rest {
@@ -409,6 +412,11 @@ impl Search {
             let marks = &mut f.marks;
             let scanned = self
                 .scan(&mut filter, b, line_no, &mut |n, line, end| {
+                    if out.capacity() == 0 {
+                        // Room for a file's usual matches at once, not grown a few bytes at a time.
+                        out.reserve(FIRST_HOLD);
+                        marks.reserve(FIRST_HOLD / 64);
+                    }
                     record(out, display, n, line, Report::Lines);
                     marks.push((at + end as u64, out.len()));
                     Ok(true)
