@@ -336,10 +336,12 @@ enum Edit {
     Insert,
 }
 
-/// The line-level edit script of `old` -> `new` (Myers, via `similar`), each step with the line
-/// it concerns and the counts of old and new lines before it. Positions come from running
-/// counters over the ops' lengths: `similar` 2.7 sometimes reports a wrong start index for the
-/// side an op does not touch.
+/// The line-level edit script of `old` -> `new` (Myers, via `similar`).
+///
+/// Each step has the line it concerns and the counts of old and new lines before it. Positions
+/// come from running counters over the ops' lengths, never from an op's start index on the side
+/// it does not touch (the test `hunk_ranges_stay_right_when_a_change_shifts_repeated_lines`
+/// holds a case where that index is wrong).
 fn script<'a>(old: &[&'a [u8]], new: &[&'a [u8]]) -> Vec<(Edit, &'a [u8], usize, usize)> {
     let mut steps = Vec::with_capacity(old.len().max(new.len()));
     let (mut o, mut n) = (0, 0);
