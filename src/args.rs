@@ -646,7 +646,7 @@ fn call_of_values(
         return Err(missing(p));
     }
     // Offer only a call that the parser accepts (`tail -n +2` and `head -n -2` have none).
-    let words: Vec<&[u8]> = call.iter().map(|w| w.as_bytes()).collect();
+    let words: Vec<&[u8]> = call.iter().map(String::as_bytes).collect();
     if from_words(tool, &words).is_err() {
         return Err("this call has no positional equivalent".to_string());
     }
@@ -768,7 +768,9 @@ impl<'de> serde::Deserialize<'de> for Fields {
 /// document itself).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DuplicateKey {
+    /// The key named twice.
     pub key: String,
+    /// How deep its object lies (0: the document itself).
     pub depth: usize,
 }
 

@@ -18,7 +18,7 @@
 
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
@@ -468,7 +468,7 @@ impl Output {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         // A poisoned lock only means another thread panicked mid-push; the bytes are still ours.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Holds the output as a push does, for tests of what waits on it.
@@ -549,6 +549,9 @@ impl Output {
     }
 
     /// Pushes a piece of text (already valid UTF-8).
+    ///
+    /// # Errors
+    /// As [`Output::push`].
     pub fn push_str(&self, s: &str) -> Result<(), Stop> {
         self.push(s.as_bytes())
     }
@@ -983,7 +986,7 @@ static STDERR_WRITTEN: Mutex<Vec<u8>> = Mutex::new(Vec::new());
 fn write_stderr(bytes: &[u8]) {
     STDERR_WRITTEN
         .lock()
-        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or_else(PoisonError::into_inner)
         .extend_from_slice(bytes);
 }
 

@@ -114,7 +114,7 @@ impl Answer {
         if let Some(log) = &self.audit {
             let summary = closing
                 .as_ref()
-                .map_or_else(|| self.out.summary_so_far(), |c| c.summary());
+                .map_or_else(|| self.out.summary_so_far(), envelope::Closing::summary);
             // The output may be out already; a log that fails now still makes the call fail.
             if let Err(e) = log.end(&self.record, status, error.as_ref(), summary) {
                 error = Some(e);
@@ -144,7 +144,9 @@ impl Answer {
 
     /// Makes this the call the watchdog's and the panic hook's answers are for.
     fn make_current(self: &Arc<Answer>) {
-        *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(self.clone());
+        *CURRENT
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(self.clone());
     }
 }
 

@@ -31,7 +31,7 @@ use std::ffi::OsString;
 use std::io::{BufRead, Read};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Map, Value, json};
 
@@ -262,7 +262,7 @@ struct Shared {
 
 /// Locks `m`, also after a panic elsewhere (the state stays usable: every update is one step).
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn response(id: &Value, result: Value) -> Value {
@@ -378,7 +378,7 @@ impl Session {
                 Incoming::TooLong => self.send(&error_response(
                     &Value::Null,
                     INVALID_REQUEST,
-                    &format!("message longer than {} bytes", MAX_MESSAGE),
+                    &format!("message longer than {MAX_MESSAGE} bytes"),
                     None,
                 )),
                 Incoming::Line(line) => self.message(&line),
@@ -571,7 +571,7 @@ impl Session {
             }
             "ping" => answer(self, json!({})),
             "server/discover" => {
-                self.send(&response(id, stateless_discover(&self.instructions(false))))
+                self.send(&response(id, stateless_discover(&self.instructions(false))));
             }
             "tools/list" => {
                 let mut result = json!({"tools": self.tool_list()});

@@ -350,7 +350,7 @@ impl Lines {
         let n = loop {
             match self.file.read(&mut self.buf[self.end..self.end + want]) {
                 Ok(n) => break n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(Error::io(&self.shown, &e)),
             }
         };
@@ -379,9 +379,7 @@ impl Lines {
             .next_chunk(&self.file, &mut self.buf[from..])
             .map_err(|e| Error::io(&self.shown, &e))?;
         self.end += n;
-        if !keyword_free {
-            self.free = self.end;
-        } else {
+        if keyword_free {
             // The chunk and the bytes before it each hold no keyword: one may still lie across
             // the seam between them.
             let seam = &self.buf[self.free.max(from.saturating_sub(KEYWORD_MAX - 1))
@@ -389,6 +387,8 @@ impl Lines {
             if holds_keyword(seam) {
                 self.free = from;
             }
+        } else {
+            self.free = self.end;
         }
         if n < size {
             use std::io::{Seek, SeekFrom};

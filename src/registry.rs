@@ -194,6 +194,10 @@ impl Args {
 
 /// The position of the parameter named `name` in `params`, evaluated at compile time where a
 /// tool's named parameters are read ([`params!`]): a name not in the table does not compile.
+///
+/// # Panics
+/// When no parameter of `params` is named `name` (at compile time, where it is evaluated in a
+/// constant).
 pub const fn position(params: &[Param], name: &str) -> usize {
     let mut i = 0;
     while i < params.len() {

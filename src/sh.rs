@@ -799,9 +799,8 @@ fn pipe_path(tool: &Tool, words: &mut Vec<OsString>) {
         .iter()
         .enumerate()
         .filter(|(_, p)| p.kind == ParamKind::Path);
-    let one_path = match (paths.next(), paths.next()) {
-        (Some((at, _)), None) => at,
-        _ => return,
+    let (Some((one_path, _)), None) = (paths.next(), paths.next()) else {
+        return;
     };
     if crate::args::positional(words).is_ok_and(|p| p.len() == one_path) {
         words.push(OsString::from("-"));

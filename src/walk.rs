@@ -354,6 +354,7 @@ pub struct Walk<'a> {
     pub prefix: &'a [u8],
     /// How many levels below the start are listed.
     pub max_depth: usize,
+    /// Whether ignore files count, and how.
     pub ignores: Ignores,
 }
 

@@ -162,6 +162,10 @@ fn work_mask(block: &[u8; 16]) -> u32 {
 /// and then cut back to its first byte that needs work, which is escaped in place. A clean run
 /// thus costs one 16-byte move per block, however short the runs between escapes are (in text,
 /// each line is a run).
+#[expect(
+    clippy::missing_panics_doc,
+    reason = "its one `expect` converts a slice of exactly 16 bytes"
+)]
 pub fn escape_json(out: &mut Vec<u8>, raw: &[u8], last: bool) -> (usize, usize) {
     /// Input bytes per reservation of spare capacity, to bound what a stretch of escapes takes.
     const STRETCH: usize = 8192;

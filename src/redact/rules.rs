@@ -944,7 +944,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         name: Some(
             r"(?i)^[ \t]{0,64}(?:[A-Za-z0-9]{1,16}[_-]|proxy-?)?authorization[ \t]{0,8}:[ \t]{0,8}(?:(?:bearer|basic|token|digest|negotiate|ntlm)[ \t]{0,8})?$",
         ),
-        pattern: r#"^[ \t]{1,64}(?:((?i:bearer|basic|token|digest|negotiate|ntlm))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
+        pattern: r"^[ \t]{1,64}(?:((?i:bearer|basic|token|digest|negotiate|ntlm))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})",
         secret: 2,
         accept: authorization_value,
         tail: Some(token68),

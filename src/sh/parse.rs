@@ -290,7 +290,7 @@ fn is_glob_special(b: u8) -> bool {
     matches!(b, b'*' | b'?' | b'[' | b']' | b'\\' | b'!' | b'^' | b'-')
 }
 
-impl<'a> Lexer<'a> {
+impl Lexer<'_> {
     fn peek(&self, k: usize) -> Option<u8> {
         self.src.get(self.at + k).copied()
     }
@@ -990,7 +990,7 @@ fn is_assignment(src: &[u8]) -> bool {
     if name == 0 || src[0].is_ascii_digit() {
         return false;
     }
-    matches!(&src[name..], [b'=', ..] | [b'+', b'=', ..] | [b'[', ..])
+    matches!(&src[name..], [b'=' | b'[', ..] | [b'+', b'=', ..])
 }
 
 fn describe(t: &Token) -> &'static str {

@@ -15,6 +15,10 @@ use crate::registry::Outcome;
 /// are charged against the read budget, and the line that would cross it is not printed
 /// (docs/contract.md#limits). A truncated output gets a note with the `cat PATH K` call that
 /// continues it (docs/contract.md#notes).
+///
+/// # Errors
+/// [`Stop::Truncated`] when the output cap ends the lines (after the note), [`Stop::Error`] when
+/// the input cannot be opened or read.
 pub fn print_lines(
     ctx: &Ctx<'_>,
     tool: &str,

@@ -87,6 +87,10 @@ const GREGORIAN_CYCLE: i64 = 146_097 * 86_400;
 /// the years 0000 to 9999, which RFC 3339 cannot write (a file's mtime can be any 64-bit
 /// number of seconds), takes ISO 8601's expanded form, a signed year of five digits or more:
 /// `+292277026596-12-04T15:30:07.000000000Z`.
+#[expect(
+    clippy::missing_panics_doc,
+    reason = "its `expect`s hold for every input: a time within 400 years of 1970, a year of four digits"
+)]
 pub fn rfc3339(seconds: i64, nanos: u32) -> String {
     // The calendar repeats every 400 years: format the time moved into 1970..2370, then put the
     // cycles back into the year.
