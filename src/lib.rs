@@ -150,12 +150,13 @@ impl Answer {
     }
 }
 
-/// What the standard library's `main` prepares before a Rust `main`, for the binary, whose C
-/// `main` starts [`run`] without it (std's own preparation reads `/proc/self/maps` to find the
-/// main thread's stack, a fifth of a small call's instructions): standard input, output and
-/// error that are closed are opened on `/dev/null`, so that no file readbox opens takes their
-/// numbers, and SIGPIPE is ignored, so that a write to a closed pipe is an error and not the
-/// end of the process.
+/// What the standard library's `main` prepares before a Rust `main`, for the binary's C `main`.
+///
+/// The binary's C `main` starts [`run`] without it (std's own preparation reads `/proc/self/maps`
+/// to find the main thread's stack, a fifth of a small call's instructions). Standard input, output
+/// and error that are closed are opened on `/dev/null`, so that no file readbox opens takes their
+/// numbers, and SIGPIPE is ignored, so that a write to a closed pipe is an error and not the end of
+/// the process.
 ///
 /// # Panics
 /// Aborts the process when `/dev/null` cannot be opened in place of a closed descriptor, as the

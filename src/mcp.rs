@@ -1,8 +1,9 @@
-//! `readbox mcp`: the enabled tools as a Model Context Protocol server on standard input and
-//! output (docs/contract.md#mcp). JSON-RPC 2.0, one message per line, until standard input
-//! closes; the initialize handshake of the protocol versions 2024-11-05 to 2025-11-25, and the
-//! stateless form of 2026-07-28 (each request names its version and capabilities in `_meta`,
-//! `server/discover`, roots asked for with an `input_required` result).
+//! `readbox mcp`: the enabled tools as an MCP server on standard input and output.
+//!
+//! The protocol is the Model Context Protocol (docs/contract.md#mcp): JSON-RPC 2.0, one message per
+//! line, until standard input closes; the initialize handshake of the protocol versions 2024-11-05
+//! to 2025-11-25, and the stateless form of 2026-07-28 (each request names its version and
+//! capabilities in `_meta`, `server/discover`, roots asked for with an `input_required` result).
 //!
 //! Invariants:
 //! - Standard output carries protocol messages only, each one line written whole under one

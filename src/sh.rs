@@ -1,6 +1,8 @@
-//! `readbox sh` (docs/contract.md#readbox-sh): the shell an agent types into. It parses a command
-//! line as bash would ([`parse`]), checks all of it, and runs only readbox's enabled tools and a
-//! few builtins, in this process, under the call's one policy, gate, deadline and budgets.
+//! `readbox sh` (docs/contract.md#readbox-sh): the shell an agent types into.
+//!
+//! It parses a command line as bash would ([`parse`]), checks all of it, and runs only readbox's
+//! enabled tools and a few builtins, in this process, under the call's one policy, gate, deadline
+//! and budgets.
 //!
 //! A line runs in two passes:
 //!

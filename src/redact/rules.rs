@@ -18,9 +18,10 @@
 
 use regex::bytes::CaptureLocations;
 
-/// The longest match of any rule's pattern, in bytes (the URL password rule's). A stream of one line
-/// holds back twice this many bytes before it shows anything: a match that starts before them is
-/// already whole, and so is any match that starts before that match's secret.
+/// The longest match of any rule's pattern, in bytes (the URL password rule's).
+///
+/// A stream of one line holds back twice this many bytes before it shows anything: a match that
+/// starts before them is already whole, and so is any match that starts before that match's secret.
 pub const MAX_MATCH: usize = 549;
 
 /// One credential family.
