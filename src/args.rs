@@ -47,10 +47,11 @@ pub fn parse(tool: &Tool, words: &[OsString], world: &World<'_>) -> Result<Args>
     from_words(tool, &positional)
 }
 
-/// The call that does what a refused call of `tool` with `words` asks, as its usage error offers
-/// it (the positional equivalent of its flags, or the per-path calls joined by `; `); `None`
-/// when the words are accepted or the refusal offers no call. `readbox sh` rewrites a whole
-/// command line from these (docs/contract.md#readbox-sh).
+/// The call that does what a refused call of `tool` with `words` asks, as its usage error offers.
+///
+/// It is the positional equivalent of its flags, or the per-path calls joined by `; `; `None` when
+/// the words are accepted or the refusal offers no call. `readbox sh` rewrites a whole command line
+/// from these (docs/contract.md#readbox-sh).
 pub fn equivalent_call(tool: &Tool, words: &[OsString], world: &World<'_>) -> Option<String> {
     match positional(words) {
         Ok(positional) => per_path_calls(tool, &positional, world),
@@ -646,7 +647,7 @@ fn call_of_values(
         return Err(missing(p));
     }
     // Offer only a call that the parser accepts (`tail -n +2` and `head -n -2` have none).
-    let words: Vec<&[u8]> = call.iter().map(|w| w.as_bytes()).collect();
+    let words: Vec<&[u8]> = call.iter().map(String::as_bytes).collect();
     if from_words(tool, &words).is_err() {
         return Err("this call has no positional equivalent".to_string());
     }
@@ -768,14 +769,17 @@ impl<'de> serde::Deserialize<'de> for Fields {
 /// document itself).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DuplicateKey {
+    /// The key named twice.
     pub key: String,
+    /// How deep its object lies (0: the document itself).
     pub depth: usize,
 }
 
-/// The first key that `text` names twice in one object, at any depth, if any. serde_json keeps
-/// the last of repeated keys silently, so a reader that checks the first and a reader that acts
-/// on the last disagree; readbox refuses such a document instead (docs/contract.md#arguments).
-/// Text that is not JSON gives `None`: its parser says why.
+/// The first key that `text` names twice in one object, at any depth, if any.
+///
+/// serde_json keeps the last of repeated keys silently, so a reader that checks the first and a
+/// reader that acts on the last disagree; readbox refuses such a document instead
+/// (docs/contract.md#arguments). Text that is not JSON gives `None`: its parser says why.
 pub fn duplicate_key(text: &[u8]) -> Option<DuplicateKey> {
     use serde::de::DeserializeSeed;
     let found = std::cell::RefCell::new(None);

@@ -1,7 +1,8 @@
-//! The audit log (docs/contract.md#audit-log): two JSON lines per call, appended each with a
-//! single `write` to a file opened with `O_APPEND`, so that concurrent calls never interleave
-//! within a line. The first line is written when the call starts, before any output; the second,
-//! with the same `id`, when it ends (also at the deadline, by the watchdog).
+//! The audit log (docs/contract.md#audit-log): two JSON lines per call.
+//!
+//! Each line is appended with a single `write` to a file opened with `O_APPEND`, so that concurrent
+//! calls never interleave within a line. The first line is written when the call starts, before any
+//! output; the second, with the same `id`, when it ends (also at the deadline, by the watchdog).
 //!
 //! The file is opened and the first line written before the tool runs: a log that cannot be
 //! opened or written makes the call an `io:` error with no output.

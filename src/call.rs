@@ -1,6 +1,7 @@
-//! The context of one tool call: the effective policy, the gate, the output and the budgets, and
-//! the opening of what a reading tool reads (a file through the gate, or standard input). The
-//! walker and the tools take it from here, below both.
+//! The context of one tool call: the effective policy, the gate, the output and the budgets.
+//!
+//! It also opens what a reading tool reads (a file through the gate, or standard input). The walker
+//! and the tools take it from here, below both.
 
 use crate::envelope::Output;
 use crate::limits::Budget;

@@ -95,6 +95,9 @@ pub fn dispatch(argv: &[OsString]) -> Invocation {
 }
 
 /// The registry entry of a tool name that [`dispatch`] returned.
+///
+/// # Panics
+/// When `name` is not a registered tool's name.
 pub fn tool(name: &str) -> &'static Tool {
     tools::by_name(name).expect("dispatch only returns registered names")
 }

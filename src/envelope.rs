@@ -1,7 +1,9 @@
-//! The only writer of stdout: the JSON envelope or the text format, the output cap, the
-//! whole-line cut, notes and the exit status (docs/contract.md#envelope, #limits), and the
-//! line-framed messages of `readbox mcp` ([`write_line`]). No other module touches fd 1, so the
-//! escapes of `envelope/escape.rs` hold for everything a reader of stdout sees.
+//! The only writer of stdout: the envelope of every call, and the messages of `readbox mcp`.
+//!
+//! It writes the JSON envelope or the text format, the output cap, the whole-line cut, notes and
+//! the exit status (docs/contract.md#envelope, #limits), and the line-framed messages of
+//! `readbox mcp` ([`write_line`]). No other module touches fd 1, so the escapes of
+//! `envelope/escape.rs` hold for everything a reader of stdout sees.
 //!
 //! Tools never print. They push bytes into the call's [`Output`], which streams them: in json
 //! format the envelope's head `{"output":"` goes out first, then the output, escaped, as it is
@@ -18,7 +20,7 @@
 
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
@@ -349,10 +351,12 @@ fn write_all(stdout: std::os::fd::BorrowedFd<'_>, mut bytes: &[u8]) -> bool {
     true
 }
 
-/// Writes `msg` to standard output as one line of JSON, with the envelope's escapes
-/// ([`json_document`]): the framing of `readbox mcp`'s JSON-RPC messages (docs/contract.md#mcp).
-/// The line goes out in as few writes as the pipe takes, not atomically: callers that write
-/// from several threads hold one lock around each call, so that lines never interleave.
+/// Writes `msg` to standard output as one line of JSON: the framing of `readbox mcp`'s messages.
+///
+/// The line has the envelope's escapes ([`json_document`]); the messages are `readbox mcp`'s
+/// JSON-RPC ones (docs/contract.md#mcp). The line goes out in as few writes as the pipe takes, not
+/// atomically: callers that write from several threads hold one lock around each call, so that
+/// lines never interleave.
 ///
 /// Returns `false` when standard output cannot take it (its reader left); nothing written later
 /// can reach the reader either.
@@ -468,7 +472,7 @@ impl Output {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         // A poisoned lock only means another thread panicked mid-push; the bytes are still ours.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Holds the output as a push does, for tests of what waits on it.
@@ -549,6 +553,9 @@ impl Output {
     }
 
     /// Pushes a piece of text (already valid UTF-8).
+    ///
+    /// # Errors
+    /// As [`Output::push`].
     pub fn push_str(&self, s: &str) -> Result<(), Stop> {
         self.push(s.as_bytes())
     }
@@ -957,10 +964,11 @@ impl Output {
     }
 }
 
-/// Lets go of standard output and error once the answer is written: both become a pipe that
-/// nothing reads, so a reader of the answer sees its end at once, even while the process cannot
-/// exit yet (a thread blocked in the kernel, in a read that a FUSE daemon has taken, holds the
-/// exit until the read returns; docs/security.md#budgets-and-the-watchdog).
+/// Lets go of standard output and error once the answer is written.
+///
+/// Both become a pipe that nothing reads, so a reader of the answer sees its end at once, even
+/// while the process cannot exit yet (a thread blocked in the kernel, in a read that a FUSE daemon
+/// has taken, holds the exit until the read returns; docs/security.md#budgets-and-the-watchdog).
 pub fn release_stdio() {
     if let Ok((read, write)) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC) {
         drop(read);
@@ -983,7 +991,7 @@ static STDERR_WRITTEN: Mutex<Vec<u8>> = Mutex::new(Vec::new());
 fn write_stderr(bytes: &[u8]) {
     STDERR_WRITTEN
         .lock()
-        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or_else(PoisonError::into_inner)
         .extend_from_slice(bytes);
 }
 

@@ -1,9 +1,10 @@
-//! The bounds every glob keeps before it reaches globset (docs/contract.md#confinement): find's
-//! PATTERN, grep's FILE_PATTERN, the excludes, and the lines of ignore files found in the tree.
-//! globset turns nested `{…}` alternatives into a regular expression, and drops them, by
-//! recursion, one level of the stack per level of braces: a pattern nested thousands deep would
-//! overflow the stack and end the process without an answer. A very long pattern makes a large
-//! automaton for nothing.
+//! The bounds every glob keeps before it reaches globset (docs/contract.md#confinement).
+//!
+//! They hold for find's PATTERN, grep's FILE_PATTERN, the excludes, and the lines of ignore files
+//! found in the tree. globset turns nested `{…}` alternatives into a regular expression, and drops
+//! them, by recursion, one level of the stack per level of braces: a pattern nested thousands deep
+//! would overflow the stack and end the process without an answer. A very long pattern makes a
+//! large automaton for nothing.
 //!
 //! Invariant: a pattern that passes [`check`] is at most [`MAX_BYTES`] long and nests its
 //! alternatives at most [`MAX_NESTING`] deep, counted as globset parses them.

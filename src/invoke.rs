@@ -1,7 +1,8 @@
-//! Runs one of the ten tools with its words: the disabled check, a request for its help, the
-//! arguments (positional words or `call`'s JSON object), then the tool itself
-//! (docs/contract.md#decisions-on-details, the order of checks). A call of the process and each
-//! command of `readbox sh` both come through here.
+//! Runs one of the ten tools with its words.
+//!
+//! In order: the disabled check, a request for its help, the arguments (positional words or
+//! `call`'s JSON object), then the tool itself (docs/contract.md#decisions-on-details, the order of
+//! checks). A call of the process and each command of `readbox sh` both come through here.
 
 use std::ffi::OsString;
 

@@ -114,7 +114,7 @@ impl Answer {
         if let Some(log) = &self.audit {
             let summary = closing
                 .as_ref()
-                .map_or_else(|| self.out.summary_so_far(), |c| c.summary());
+                .map_or_else(|| self.out.summary_so_far(), envelope::Closing::summary);
             // The output may be out already; a log that fails now still makes the call fail.
             if let Err(e) = log.end(&self.record, status, error.as_ref(), summary) {
                 error = Some(e);
@@ -144,16 +144,19 @@ impl Answer {
 
     /// Makes this the call the watchdog's and the panic hook's answers are for.
     fn make_current(self: &Arc<Answer>) {
-        *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(self.clone());
+        *CURRENT
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(self.clone());
     }
 }
 
-/// What the standard library's `main` prepares before a Rust `main`, for the binary, whose C
-/// `main` starts [`run`] without it (std's own preparation reads `/proc/self/maps` to find the
-/// main thread's stack, a fifth of a small call's instructions): standard input, output and
-/// error that are closed are opened on `/dev/null`, so that no file readbox opens takes their
-/// numbers, and SIGPIPE is ignored, so that a write to a closed pipe is an error and not the
-/// end of the process.
+/// What the standard library's `main` prepares before a Rust `main`, for the binary's C `main`.
+///
+/// The binary's C `main` starts [`run`] without it (std's own preparation reads `/proc/self/maps`
+/// to find the main thread's stack, a fifth of a small call's instructions). Standard input, output
+/// and error that are closed are opened on `/dev/null`, so that no file readbox opens takes their
+/// numbers, and SIGPIPE is ignored, so that a write to a closed pipe is an error and not the end of
+/// the process.
 ///
 /// # Panics
 /// Aborts the process when `/dev/null` cannot be opened in place of a closed descriptor, as the

@@ -1,6 +1,7 @@
-//! The per-call budgets (bytes read, directory entries) and the deadline watchdog
-//! (docs/contract.md#limits). A `limit:` error names the setting that bounds it and its variable,
-//! so that the caller knows what an operator could raise.
+//! The per-call budgets (bytes read, directory entries) and the deadline watchdog.
+//!
+//! Their rules are in docs/contract.md#limits. A `limit:` error names the setting that bounds it
+//! and its variable, so that the caller knows what an operator could raise.
 //!
 //! Budgets are charged for what a tool consumed, never for its buffer sizes
 //! (docs/contract.md#decisions-on-details). The watchdog is the only thing that enforces the
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 use crate::error::{EXIT_ERROR, Error};
 
 /// How long the watchdog (and the panic hook) wait for the output when they answer for the call.
+///
 /// A writer that holds it longer is blocked on a standard output nobody reads: the envelope cannot
 /// be closed then, and is not (docs/contract.md#limits).
 pub const LOCK_GRACE: Duration = Duration::from_millis(200);
@@ -198,9 +200,10 @@ impl Deadline {
     }
 }
 
-/// The deadline of what runs before the policy is known (reading the config files): the
-/// timeout that `READBOX_TIMEOUT` sets, if it is a valid one below the default, else the default
-/// (10 s). A config file may set a longer timeout, but reading it never takes that long
+/// The deadline of what runs before the policy is known (reading the config files).
+///
+/// It is the timeout that `READBOX_TIMEOUT` sets, if it is a valid one below the default, else the
+/// default (10 s). A config file may set a longer timeout, but reading it never takes that long
 /// (docs/contract.md#limits).
 pub fn early_seconds() -> f64 {
     const DEFAULT: f64 = 10.0;
@@ -290,11 +293,13 @@ pub fn format_seconds(s: f64) -> String {
     }
 }
 
-/// The allocator of the readbox binary: the system's, except that running out of memory ends
-/// the call with an answer (`io: out of memory`, exit 2) instead of the standard library's abort,
-/// which prints to standard error and dies by SIGABRT (docs/contract.md#limits). The answer is
-/// given by the function that [`on_out_of_memory`] registered, once a reserve set aside at start
-/// was given back, so that it can allocate what it needs.
+/// The allocator of the readbox binary: the system's, except when memory runs out.
+///
+/// Running out of memory then ends the call with an answer (`io: out of memory`, exit 2) instead of
+/// the standard library's abort, which prints to standard error and dies by SIGABRT
+/// (docs/contract.md#limits). The answer is given by the function that [`on_out_of_memory`]
+/// registered, once a reserve set aside at start was given back, so that it can allocate what it
+/// needs.
 pub struct Allocator;
 
 /// What answers when an allocation fails (the envelope, or the MCP server's last word).

@@ -1,8 +1,9 @@
-//! `readbox mcp`: the enabled tools as a Model Context Protocol server on standard input and
-//! output (docs/contract.md#mcp). JSON-RPC 2.0, one message per line, until standard input
-//! closes; the initialize handshake of the protocol versions 2024-11-05 to 2025-11-25, and the
-//! stateless form of 2026-07-28 (each request names its version and capabilities in `_meta`,
-//! `server/discover`, roots asked for with an `input_required` result).
+//! `readbox mcp`: the enabled tools as an MCP server on standard input and output.
+//!
+//! The protocol is the Model Context Protocol (docs/contract.md#mcp): JSON-RPC 2.0, one message per
+//! line, until standard input closes; the initialize handshake of the protocol versions 2024-11-05
+//! to 2025-11-25, and the stateless form of 2026-07-28 (each request names its version and
+//! capabilities in `_meta`, `server/discover`, roots asked for with an `input_required` result).
 //!
 //! Invariants:
 //! - Standard output carries protocol messages only, each one line written whole under one
@@ -31,7 +32,7 @@ use std::ffi::OsString;
 use std::io::{BufRead, Read};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Map, Value, json};
 
@@ -262,7 +263,7 @@ struct Shared {
 
 /// Locks `m`, also after a panic elsewhere (the state stays usable: every update is one step).
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn response(id: &Value, result: Value) -> Value {
@@ -378,7 +379,7 @@ impl Session {
                 Incoming::TooLong => self.send(&error_response(
                     &Value::Null,
                     INVALID_REQUEST,
-                    &format!("message longer than {} bytes", MAX_MESSAGE),
+                    &format!("message longer than {MAX_MESSAGE} bytes"),
                     None,
                 )),
                 Incoming::Line(line) => self.message(&line),
@@ -571,7 +572,7 @@ impl Session {
             }
             "ping" => answer(self, json!({})),
             "server/discover" => {
-                self.send(&response(id, stateless_discover(&self.instructions(false))))
+                self.send(&response(id, stateless_discover(&self.instructions(false))));
             }
             "tools/list" => {
                 let mut result = json!({"tools": self.tool_list()});

@@ -1,8 +1,9 @@
-//! The meta commands of the multicall form (docs/contract.md#invocation): `help`, `version`,
-//! `list`, `policy`, `schema` and `install`. (`call` runs a tool, so it lives with the tools' path
-//! in `lib.rs`; `mcp` is a server, in `mcp.rs`, whose tool list is built from [`description`],
-//! [`input_schema`] and [`output_schema`] here.) Their answers go through the envelope and obey the
-//! caps like any tool's.
+//! The meta commands of the multicall form (docs/contract.md#invocation).
+//!
+//! They are `help`, `version`, `list`, `policy`, `schema` and `install`. (`call` runs a tool, so it
+//! lives with the tools' path in `lib.rs`; `mcp` is a server, in `mcp.rs`, whose tool list is built
+//! from [`description`], [`input_schema`] and [`output_schema`] here.) Their answers go through the
+//! envelope and obey the caps like any tool's.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;

@@ -1,6 +1,8 @@
-//! Names in output (docs/contract.md#names): a path or file name that could forge a record or
-//! reach a terminal raw is written whole in the shell's ANSI-C quoting, `$'…'`, so that one line is
-//! always one record and a shell turns the text back into the exact name.
+//! Names in output (docs/contract.md#names): an unsafe name is written whole in `$'…'` quoting.
+//!
+//! A path or file name that could forge a record or reach a terminal raw is written whole in the
+//! shell's ANSI-C quoting, `$'…'`, so that one line is always one record and a shell turns the text
+//! back into the exact name.
 //!
 //! Invariant: every tool that prints a name (ls, find, grep's `path:`, diff's headers, stat's
 //! `path`, notes) passes it through [`quoted`] first; file content never goes through here.
@@ -31,10 +33,11 @@ pub fn needs_quoting(name: &[u8]) -> bool {
         .any(|chunk| !chunk.invalid().is_empty() || chunk.valid().chars().any(is_unsafe))
 }
 
-/// `name` as output writes it: unchanged, or whole in `$'…'` quoting with `\\`, `\'`, `\n`, `\t`,
-/// `\r`, and `\xHH` for every other unsafe or invalid byte (a C1 control as the two bytes of its
-/// UTF-8 form, a bidi control as its three), as bash's `printf %q` and `ls --quoting-style=c`
-/// family do.
+/// `name` as output writes it: unchanged, or whole in `$'…'` quoting.
+///
+/// The quoting writes `\\`, `\'`, `\n`, `\t`, `\r`, and `\xHH` for every other unsafe or invalid
+/// byte (a C1 control as the two bytes of its UTF-8 form, a bidi control as its three), as bash's
+/// `printf %q` and `ls --quoting-style=c` family do.
 pub fn quoted(name: &[u8]) -> Cow<'_, [u8]> {
     if !needs_quoting(name) {
         return Cow::Borrowed(name);
@@ -88,9 +91,10 @@ pub fn shell_word(name: &[u8]) -> String {
     }
 }
 
-/// A call of `tool` with `words` as a hint or note writes it, so that it runs as written: each word
-/// as [`shell_word`] gives it, and `--` after the tool's name when a word other than `-` starts
-/// with `-` (it would read as a flag otherwise; `-` alone is standard input either way).
+/// A call of `tool` with `words` as a hint or note writes it, so that it runs as written.
+///
+/// Each word is as [`shell_word`] gives it, and `--` follows the tool's name when a word other than
+/// `-` starts with `-` (it would read as a flag otherwise; `-` alone is standard input either way).
 pub fn command(tool: &str, words: &[&[u8]]) -> String {
     let mut text = tool.to_string();
     if words.iter().any(|w| w.starts_with(b"-") && *w != b"-") {

@@ -44,9 +44,11 @@ use settings::{ROWS, Value};
 /// The system-wide config file, read when it exists.
 pub const SYSTEM_CONFIG: &str = "/etc/readbox/config.toml";
 
-/// The narrow-only roots layer: a `:`-separated list of absolute directories, applied after
-/// every other layer, that can only narrow the roots (set but empty: no root at all). Unlike the
-/// other variables it has no config key, and an empty value is not "unset".
+/// The narrow-only roots layer: a variable that can only narrow the roots.
+///
+/// Its value is a `:`-separated list of absolute directories, applied after every other layer (set
+/// but empty: no root at all). Unlike the other variables it has no config key, and an empty value
+/// is not "unset".
 pub const NARROW_ROOTS_VAR: &str = "READBOX_NARROW_ROOTS";
 
 /// The default exclude globs (docs/contract.md#policy).

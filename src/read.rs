@@ -22,9 +22,11 @@ pub use decode::Encoding;
 pub use filter::Filter;
 use scout::Scout;
 
-/// A regular file of `size` bytes as the tools read its text: the file itself, or, when it starts
-/// with a UTF-16 or UTF-32 byte order mark, its text decoded to UTF-8 (a stream, whose size is
-/// not known: `None`). Returns the reader, its size, and the encoding it was decoded from.
+/// A regular file of `size` bytes as the tools read its text.
+///
+/// It is the file itself, or, when it starts with a UTF-16 or UTF-32 byte order mark, its text
+/// decoded to UTF-8 (a stream, whose size is not known: `None`). Returns the reader, its size, and
+/// the encoding it was decoded from.
 ///
 /// # Errors
 /// `io:` naming `shown` when the file cannot be read or no thread can decode it.
@@ -62,16 +64,17 @@ pub const BLOCK: usize = 64 * 1024;
 /// The least a read of a regular file asks for: one page.
 const PAGE: usize = 4096;
 
-/// How much of a line longer than a block a reader holds at the most, as it will be shown: a
-/// line is held when the reader cannot tell in advance whether it ends (or reaches the cap)
-/// before the read budget runs out (a line that crosses the budget is not shown, one that
-/// reaches the cap first is cut there; docs/contract.md#limits), and grep keeps a matching line
-/// of a pipe, which it cannot read again, to print it. A pipe cannot be looked ahead in; and
-/// where redaction shortens a line, a cap smaller than the budget left need not be reached
-/// first. A held line goes out when it reaches the cap, so under the default cap (32 KiB) this
-/// bound is never reached; past it, possible only with a cap raised above it, cat and head show
-/// the line as it comes and grep shows its start with a note, so that memory stays well within
-/// its bound (docs/contract.md#limits) whatever the limits.
+/// How much of a line longer than a block a reader holds at the most, as it will be shown.
+///
+/// A line is held when the reader cannot tell in advance whether it ends (or reaches the cap)
+/// before the read budget runs out (a line that crosses the budget is not shown, one that reaches
+/// the cap first is cut there; docs/contract.md#limits), and grep keeps a matching line of a pipe,
+/// which it cannot read again, to print it. A pipe cannot be looked ahead in; and where redaction
+/// shortens a line, a cap smaller than the budget left need not be reached first. A held line goes
+/// out when it reaches the cap, so under the default cap (32 KiB) this bound is never reached; past
+/// it, possible only with a cap raised above it, cat and head show the line as it comes and grep
+/// shows its start with a note, so that memory stays well within its bound
+/// (docs/contract.md#limits) whatever the limits.
 pub const HOLD: usize = 4 * 1024 * 1024;
 
 /// Bytes at the start of a file that decide whether it is binary, for grep and diff alike
@@ -350,7 +353,7 @@ impl Lines {
         let n = loop {
             match self.file.read(&mut self.buf[self.end..self.end + want]) {
                 Ok(n) => break n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(Error::io(&self.shown, &e)),
             }
         };
@@ -379,9 +382,7 @@ impl Lines {
             .next_chunk(&self.file, &mut self.buf[from..])
             .map_err(|e| Error::io(&self.shown, &e))?;
         self.end += n;
-        if !keyword_free {
-            self.free = self.end;
-        } else {
+        if keyword_free {
             // The chunk and the bytes before it each hold no keyword: one may still lie across
             // the seam between them.
             let seam = &self.buf[self.free.max(from.saturating_sub(KEYWORD_MAX - 1))
@@ -389,6 +390,8 @@ impl Lines {
             if holds_keyword(seam) {
                 self.free = from;
             }
+        } else {
+            self.free = self.end;
         }
         if n < size {
             use std::io::{Seek, SeekFrom};
@@ -484,10 +487,11 @@ impl Ahead {
     }
 }
 
-/// Positioned reads at offset `at` until `buf` is full or the input ends, retrying when
-/// interrupted. Returns the bytes read: fewer than `buf.len()` only at the end of the input. One
-/// short read says nothing about the end (a regular file may read short before it on FUSE or NFS,
-/// or while it grows); only a read of 0 does.
+/// Positioned reads at offset `at` until `buf` is full or the input ends.
+///
+/// An interrupted read is retried. Returns the bytes read: fewer than `buf.len()` only at the end
+/// of the input. One short read says nothing about the end (a regular file may read short before it
+/// on FUSE or NFS, or while it grows); only a read of 0 does.
 ///
 /// # Errors
 /// `io:` naming `shown` when a read fails.

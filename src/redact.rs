@@ -49,31 +49,35 @@ use block::{Block, find_begin, find_end, key_line, may_end_opener, opens_block};
 use pairs::{names, names_at_end};
 use scan::Scan;
 
-/// Bytes of key material written on one line (`"-----BEGIN …-----\nMII…"` in a JSON string)
-/// after which that key ends even without its `END`: the bound keeps a stray marker in a long
-/// line of code from hiding the rest of it. A block of lines has no such bound.
+/// Bytes of key material on one line after which that key ends even without its `END`.
+///
+/// The key material is written on one line (`"-----BEGIN …-----\nMII…"` in a JSON string); the
+/// bound keeps a stray marker in a long line of code from hiding the rest of it. A block of lines
+/// has no such bound.
 pub const MAX_KEY_BLOCK: usize = 64 * 1024;
 
 /// Lines up to this long (with their terminator) go to [`Redactor::line`] whole; longer ones go
 /// through [`Redactor::long_line`] in pieces.
 pub const MAX_LINE: usize = 64 * 1024;
 
-/// Bytes before a window that a reader starting there (tail) passes to [`Redactor::skip_window`]
-/// to learn whether a private-key block is open at its start. A block open at the window began
-/// with a BEGIN line that ends less than [`MAX_KEY_BLOCK`] bytes before it (the bound ends it
-/// otherwise); the [`MAX_LINE`] bytes more hold that line's marker unless the marker and the
-/// padding after it are longer, and then the look-back starts inside that padding, which
-/// `skip_window` takes for the end of a BEGIN line (when unsure, hide).
+/// Bytes before a window that a reader starting there passes to [`Redactor::skip_window`].
+///
+/// A reader such as tail learns from them whether a private-key block is open at its start. A block
+/// open at the window began with a BEGIN line that ends less than [`MAX_KEY_BLOCK`] bytes before it
+/// (the bound ends it otherwise); the [`MAX_LINE`] bytes more hold that line's marker unless the
+/// marker and the padding after it are longer, and then the look-back starts inside that padding,
+/// which `skip_window` takes for the end of a BEGIN line (when unsure, hide).
 pub const LOOKBACK: usize = MAX_KEY_BLOCK + MAX_LINE;
 
 /// The longest keyword of the rules, in bytes: a keyword that lies across the seam of two
 /// texts starts less than this many bytes before it and ends less than this many after it.
 pub const KEYWORD_MAX: usize = keywords::LONGEST;
 
-/// Whether any rule's keyword occurs in `text`. When none does, [`Redactor::line`] leaves each
-/// of its lines as it is, unless a private-key block or a name line's value carries over into
-/// them ([`Redactor::passes`]). A reader may search text as it reads it, and ask
-/// [`Redactor::passes_searched`] later.
+/// Whether any rule's keyword occurs in `text`.
+///
+/// When none does, [`Redactor::line`] leaves each of its lines as it is, unless a private-key block
+/// or a name line's value carries over into them ([`Redactor::passes`]). A reader may search text
+/// as it reads it, and ask [`Redactor::passes_searched`] later.
 pub fn holds_keyword(text: &[u8]) -> bool {
     keywords::any(text)
 }
@@ -343,11 +347,13 @@ impl Redactor {
     }
 }
 
-/// Whether `before`, the bytes a reader skipped over before its window ([`Redactor::skip_window`]),
-/// may lie wholly inside a private-key block that opened further back: it holds no marker and
-/// no line of code, only lines that could be key material (base64, a key's headers, blank
-/// lines), each shorter than [`MAX_LINE`] as a key's lines are (a longer one, as a file of
-/// zeros, is no block of lines). Then the reader must look further back ([`opened_before`]).
+/// Whether `before` may lie wholly inside a private-key block that opened further back.
+///
+/// `before` is the bytes a reader skipped over before its window ([`Redactor::skip_window`]). It
+/// may when it holds no marker and no line of code, only lines that could be key material (base64,
+/// a key's headers, blank lines), each shorter than [`MAX_LINE`] as a key's lines are (a longer
+/// one, as a file of zeros, is no block of lines). Then the reader must look further back
+/// ([`opened_before`]).
 pub fn may_lie_in_block(before: &[u8]) -> bool {
     find_begin(before).is_none()
         && find_end(before).is_none()
@@ -356,10 +362,12 @@ pub fn may_lie_in_block(before: &[u8]) -> bool {
             .all(|line| line.len() < MAX_LINE && key_line(line) != Some(false))
 }
 
-/// Looking back through `lines` (whole lines, read backwards from a reader's window in pieces),
-/// what the last line that decides tells: `Some(true)` when it opens a private-key block (the
-/// window lies inside that block), `Some(false)` when it ends one, holds another marker or is a
-/// line of code (no block runs into the window), `None` when no line of them decides.
+/// What the last line of `lines` that decides tells, looking back from a reader's window.
+///
+/// `lines` are whole lines, read backwards from a reader's window in pieces. The answer is
+/// `Some(true)` when that line opens a private-key block (the window lies inside that block),
+/// `Some(false)` when it ends one, holds another marker or is a line of code (no block runs into
+/// the window), `None` when no line of them decides.
 pub fn opened_before(lines: &[u8]) -> Option<bool> {
     for line in lines.split_inclusive(|&b| b == b'\n').rev() {
         let (body, _) = split_terminator(line);
@@ -398,12 +406,13 @@ fn split_terminator(line: &[u8]) -> (&[u8], &[u8]) {
     line.split_at(line.len() - n)
 }
 
-/// Whether grep's PATTERN could match a redacted line where it does not match the line as
-/// read. It can only by overlapping a `[REDACTED:…]` marker, so only when it holds `[` or `]`
-/// or is a piece of a marker (`REDACTED`, `private-key`); `ignore_case` compares ignoring
-/// case, and with it any non-ASCII pattern counts as possible (case folding is Unicode's).
-/// When false, a line that does not match as read cannot match once redacted: grep may search
-/// the text as read and redact only the lines that match.
+/// Whether grep's PATTERN could match a redacted line where it does not match the line as read.
+///
+/// It can only by overlapping a `[REDACTED:…]` marker, so only when it holds `[` or `]` or is a
+/// piece of a marker (`REDACTED`, `private-key`); `ignore_case` compares ignoring case, and with it
+/// any non-ASCII pattern counts as possible (case folding is Unicode's). When false, a line that
+/// does not match as read cannot match once redacted: grep may search the text as read and redact
+/// only the lines that match.
 pub fn may_match_marker(pattern: &[u8], ignore_case: bool) -> bool {
     if pattern.contains(&b'[') || pattern.contains(&b']') {
         return true;

@@ -1,7 +1,9 @@
-//! What describes a tool, below the tools themselves: the ten names, the kinds of positional
-//! parameters, the flags a tool refuses and what each becomes, the parsed arguments and a tool's
-//! outcome. The policy, the argument parser and the walker take these without importing the
-//! tools; the table of the ten tools, with the function each runs, is in [`crate::tools`].
+//! What describes a tool, below the tools themselves.
+//!
+//! It holds the ten names, the kinds of positional parameters, the flags a tool refuses and what
+//! each becomes, the parsed arguments and a tool's outcome. The policy, the argument parser and the
+//! walker take these without importing the tools; the table of the ten tools, with the function
+//! each runs, is in [`crate::tools`].
 
 /// The names of the ten tools and of `sh`, the shell that runs them (docs/contract.md#readbox-sh),
 /// in the registry's order.
@@ -9,9 +11,10 @@ pub const NAMES: &[&str] = &[
     "cat", "pwd", "ls", "find", "grep", "head", "tail", "wc", "stat", "diff", "sh",
 ];
 
-/// The name of the shell among [`NAMES`]: a tool like the others for the policy, `list`,
-/// `schema` and MCP, but not one that `install` links (a link named `sh` would take over every
-/// script that runs `sh`).
+/// The name of the shell among [`NAMES`].
+///
+/// It is a tool like the others for the policy, `list`, `schema` and MCP, but not one that
+/// `install` links (a link named `sh` would take over every script that runs `sh`).
 pub const SHELL: &str = "sh";
 
 /// How a finished tool answers when it did not fail: exit 0 or exit 1 (docs/contract.md#envelope).
@@ -194,6 +197,10 @@ impl Args {
 
 /// The position of the parameter named `name` in `params`, evaluated at compile time where a
 /// tool's named parameters are read ([`params!`]): a name not in the table does not compile.
+///
+/// # Panics
+/// When no parameter of `params` is named `name` (at compile time, where it is evaluated in a
+/// constant).
 pub const fn position(params: &[Param], name: &str) -> usize {
     let mut i = 0;
     while i < params.len() {

@@ -39,7 +39,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rustix::fs::{Mode, OFlags, Stat};
 use rustix::io::Errno;
@@ -277,9 +277,9 @@ impl Gate {
     /// (without following a final symlink).
     pub fn hide(mut self, path: &Path) -> Gate {
         let canonical = match (path.parent(), path.file_name()) {
-            (Some(dir), Some(name)) => std::fs::canonicalize(dir)
-                .map(|d| d.join(name))
-                .unwrap_or_else(|_| path.to_path_buf()),
+            (Some(dir), Some(name)) => {
+                std::fs::canonicalize(dir).map_or_else(|_| path.to_path_buf(), |d| d.join(name))
+            }
             _ => path.to_path_buf(),
         };
         if let Ok(st) = rustix::fs::lstat(&canonical) {
@@ -381,7 +381,7 @@ impl Gate {
     pub fn workdir(&self) -> PathBuf {
         self.workdir
             .read()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 
@@ -395,13 +395,13 @@ impl Gate {
     /// through its `cd`s, then runs it from where the line started, which may lie beneath no
     /// root.
     pub fn restore_workdir(&self, saved: PathBuf) {
-        *self.workdir.write().unwrap_or_else(|e| e.into_inner()) = saved;
+        *self.workdir.write().unwrap_or_else(PoisonError::into_inner) = saved;
     }
 
     /// Makes `node`, a directory this gate resolved, the working directory: `readbox sh`'s `cd`
     /// (docs/contract.md#readbox-sh). Relative paths resolve from it from now on.
     pub fn set_workdir(&self, node: &Node) {
-        *self.workdir.write().unwrap_or_else(|e| e.into_inner()) = self.path_of(node);
+        *self.workdir.write().unwrap_or_else(PoisonError::into_inner) = self.path_of(node);
     }
 
     /// Resolves the caller's `arg` to the object it names, following symlinks (the last one
@@ -907,6 +907,10 @@ impl Gate {
     ///
     /// # Errors
     /// [`Error::Shortage`] naming `shown` when the process ran short of descriptors or memory.
+    #[expect(
+        clippy::missing_panics_doc,
+        reason = "the chain starts at the root, never empty"
+    )]
     pub fn ancestors(&self, node: &Node, shown: &str) -> Result<Vec<Node>> {
         let root = &self.roots[node.root];
         let mut chain = vec![Node {
@@ -939,7 +943,7 @@ mod tests {
     use super::*;
 
     fn ex(p: &[&str]) -> Excludes {
-        Excludes::new(&p.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
+        Excludes::new(&p.iter().map(ToString::to_string).collect::<Vec<_>>()).unwrap()
     }
 
     #[test]

@@ -1,6 +1,8 @@
-//! Landlock self-restriction (docs/security.md#landlock): after the policy is loaded and the roots
-//! are open, and before any other thread starts, the process gives up every filesystem right but
-//! reading files and listing directories beneath the roots, and every TCP right.
+//! Landlock self-restriction (docs/security.md#landlock).
+//!
+//! After the policy is loaded and the roots are open, and before any other thread starts, the
+//! process gives up every filesystem right but reading files and listing directories beneath the
+//! roots, and every TCP right.
 //!
 //! This is a second wall behind the gate, not a replacement: excludes, `stat` and hardlinks are
 //! still the gate's job, since Landlock cannot express them. Where the kernel has no Landlock the
@@ -52,9 +54,11 @@ pub fn restrict<F: AsFd>(roots: &[F]) -> Enforcement {
     }
 }
 
-/// Restricts the calling thread, the threads it starts later and every process they start, to
-/// writing nothing but the files `writable` (opened for writing; only `write` is allowed to
-/// them, not truncation), with no TCP; reading and executing are left alone.
+/// Restricts the calling thread and what it starts to writing only the files `writable`, no TCP.
+///
+/// What it starts: the threads it starts later and every process they start. The files `writable`
+/// are opened for writing; only `write` is allowed to them, not truncation. Reading and executing
+/// are left alone.
 ///
 /// Call it before starting any thread.
 pub fn restrict_writes<F: AsFd>(writable: &[F]) -> Enforcement {

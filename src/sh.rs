@@ -1,6 +1,8 @@
-//! `readbox sh` (docs/contract.md#readbox-sh): the shell an agent types into. It parses a command
-//! line as bash would ([`parse`]), checks all of it, and runs only readbox's enabled tools and a
-//! few builtins, in this process, under the call's one policy, gate, deadline and budgets.
+//! `readbox sh` (docs/contract.md#readbox-sh): the shell an agent types into.
+//!
+//! It parses a command line as bash would ([`parse`]), checks all of it, and runs only readbox's
+//! enabled tools and a few builtins, in this process, under the call's one policy, gate, deadline
+//! and budgets.
 //!
 //! A line runs in two passes:
 //!
@@ -799,9 +801,8 @@ fn pipe_path(tool: &Tool, words: &mut Vec<OsString>) {
         .iter()
         .enumerate()
         .filter(|(_, p)| p.kind == ParamKind::Path);
-    let one_path = match (paths.next(), paths.next()) {
-        (Some((at, _)), None) => at,
-        _ => return,
+    let (Some((one_path, _)), None) = (paths.next(), paths.next()) else {
+        return;
     };
     if crate::args::positional(words).is_ok_and(|p| p.len() == one_path) {
         words.push(OsString::from("-"));

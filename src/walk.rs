@@ -40,8 +40,9 @@ const MAX_IGNORE_FILE: u64 = 1 << 20;
 pub const MAX_DEPTH_LIMIT: u64 = 100;
 
 /// Compiles a name glob (find's PATTERN, grep's FILE_PATTERN) as globset does, with case.
-/// `in_folder` gives the call that looks in a folder instead (its PATH joined with `folder`)
-/// for the names `glob` matches, for the error below.
+///
+/// `in_folder` gives the call that looks in a folder instead (its PATH joined with `folder`) for
+/// the names `glob` matches, for the error below.
 ///
 /// # Errors
 /// `usage:` when the glob is out of bounds ([`crate::glob::check`]) or does not compile, and
@@ -114,11 +115,13 @@ pub struct Listed {
     pub kind: NodeKind,
 }
 
-/// Reads the entries of the directory `dir`, charging each against `max_entries`, and returns the
-/// ones a walk may show, sorted by name bytes: excluded entries and special files (FIFOs,
-/// sockets, devices) are left out. Nothing is opened: the types come from the listing, and an
-/// entry is reached through the gate only when a tool descends into it or reads it. The listing
-/// is returned only once `dir` was found again at its place.
+/// Reads the entries of the directory `dir` and returns the ones a walk may show, sorted.
+///
+/// Each entry is charged against `max_entries`; the ones returned are sorted by name bytes:
+/// excluded entries and special files (FIFOs, sockets, devices) are left out. Nothing is opened:
+/// the types come from the listing, and an entry is reached through the gate only when a tool
+/// descends into it or reads it. The listing is returned only once `dir` was found again at its
+/// place.
 ///
 /// # Errors
 /// `limit:` past `max_entries` (nothing of this directory is returned then), `io:` when the
@@ -246,9 +249,10 @@ struct Level {
     repo: bool,
 }
 
-/// What a walk left out, for the notes of the tool (docs/contract.md#notes). Excluded and outside
-/// entries are never counted. Running short of descriptors or memory is never counted here: it
-/// ends the walk with an `io:` error, since it says nothing about the entry.
+/// What a walk left out, for the notes of the tool (docs/contract.md#notes).
+///
+/// Excluded and outside entries are never counted. Running short of descriptors or memory is never
+/// counted here: it ends the walk with an `io:` error, since it says nothing about the entry.
 #[derive(Debug, Default)]
 pub struct Skipped {
     /// Entries that ignore files left out.
@@ -354,6 +358,7 @@ pub struct Walk<'a> {
     pub prefix: &'a [u8],
     /// How many levels below the start are listed.
     pub max_depth: usize,
+    /// Whether ignore files count, and how.
     pub ignores: Ignores,
 }
 
@@ -724,10 +729,10 @@ fn unless_short<T>(r: Result<T, Error>) -> Result<Option<T>, Error> {
     }
 }
 
-/// The caller's PATH as the start of printed paths (docs/contract.md#tools, as ripgrep and fd):
-/// `.` prints
-/// nothing, trailing slashes are dropped (`./src/` prints `./src/a.rs`, `./` prints `./a.rs`),
-/// `/` stays `/`.
+/// The caller's PATH as the start of printed paths (docs/contract.md#tools, as ripgrep and fd).
+///
+/// `.` prints nothing, trailing slashes are dropped (`./src/` prints `./src/a.rs`, `./` prints
+/// `./a.rs`), `/` stays `/`.
 pub fn display_prefix(path: &[u8]) -> Vec<u8> {
     if path == b"." {
         return Vec::new();

@@ -221,7 +221,7 @@ fn main() {
             replaced = n;
             assert!(shown > 0);
         }
-        let m = text.len() as f64 / (1 << 20) as f64;
+        let m = text.len() as f64 / f64::from(1 << 20);
         // passes() is the fast path only where batches pass; elsewhere it answers early.
         let fast = if passing == bs.len() {
             format!("{:.0}", m / best)

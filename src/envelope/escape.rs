@@ -152,9 +152,10 @@ fn work_mask(block: &[u8; 16]) -> u32 {
     }
 }
 
-/// Appends `raw` to `out` as the inside of a JSON string literal: decoded as
-/// `String::from_utf8_lossy` does (U+FFFD per maximal invalid sequence), with `"` and `\`
-/// escaped, C0 controls as `\n`, `\t`, `\r`, `\b`, `\f` or `\u00XX`, and DEL, C1 and bidi
+/// Appends `raw` to `out` as the inside of a JSON string literal, decoded and escaped.
+///
+/// It is decoded as `String::from_utf8_lossy` does (U+FFFD per maximal invalid sequence), with `"`
+/// and `\` escaped, C0 controls as `\n`, `\t`, `\r`, `\b`, `\f` or `\u00XX`, and DEL, C1 and bidi
 /// controls as `\uXXXX`. Returns the bytes of `raw` consumed (all of them, unless `last` is false
 /// and `raw` ends inside a UTF-8 sequence) and the UTF-8 size of the decoded text.
 ///
@@ -162,6 +163,10 @@ fn work_mask(block: &[u8; 16]) -> u32 {
 /// and then cut back to its first byte that needs work, which is escaped in place. A clean run
 /// thus costs one 16-byte move per block, however short the runs between escapes are (in text,
 /// each line is a run).
+#[expect(
+    clippy::missing_panics_doc,
+    reason = "its one `expect` converts a slice of exactly 16 bytes"
+)]
 pub fn escape_json(out: &mut Vec<u8>, raw: &[u8], last: bool) -> (usize, usize) {
     /// Input bytes per reservation of spare capacity, to bound what a stretch of escapes takes.
     const STRETCH: usize = 8192;

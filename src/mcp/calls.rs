@@ -13,7 +13,7 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
@@ -73,7 +73,10 @@ impl Shared {
                     if let Some(j) = q.jobs.pop_front() {
                         break j;
                     }
-                    q = self.queue_cv.wait(q).unwrap_or_else(|e| e.into_inner());
+                    q = self
+                        .queue_cv
+                        .wait(q)
+                        .unwrap_or_else(PoisonError::into_inner);
                 }
             };
             self.run(job);
@@ -102,7 +105,7 @@ impl Shared {
             r = self
                 .roots_cv
                 .wait_timeout(r, left)
-                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
     }

@@ -320,7 +320,7 @@ pub(super) const ROWS: &[Row] = &[
         key: "exclude_patterns",
         var: Some("READBOX_EXCLUDE"),
         kind: ValueKind::Globs,
-        default: Some(|| Value::Globs(DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).collect())),
+        default: Some(|| Value::Globs(DEFAULT_EXCLUDES.iter().map(ToString::to_string).collect())),
         narrow: Narrow::Added,
         show: |p| json!(p.excludes),
     },

@@ -49,6 +49,7 @@ fn defaults_root_at_the_current_directory() {
 }
 
 #[test]
+#[expect(clippy::float_cmp, reason = "a timeout of 3 is read as exactly 3.0")]
 fn environment_overrides_the_config_file() {
     let f = Fixture::new();
     let cfg = f.file("c.toml", "max_output_bytes = 5\ntimeout = 3\n");

@@ -19,9 +19,13 @@ use crate::error::{Error, Result};
 /// An encoding that a byte order mark declares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Encoding {
+    /// UTF-16, little-endian.
     Utf16Le,
+    /// UTF-16, big-endian.
     Utf16Be,
+    /// UTF-32, little-endian.
     Utf32Le,
+    /// UTF-32, big-endian.
     Utf32Be,
 }
 

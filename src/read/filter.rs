@@ -4,10 +4,11 @@
 use crate::envelope::Output;
 use crate::redact::{LongLine, Redactor, Shown, Tally};
 
-/// File content as the tools show it: through the secret detector when redaction is on
-/// (docs/contract.md#redaction), before any tool logic sees it. One filter per input: it carries
-/// the state of an open private-key block and of a name line whose value may follow from line to
-/// line, and of a line longer than a block from piece to piece.
+/// File content as the tools show it: through the secret detector when redaction is on.
+///
+/// It passes through the detector (docs/contract.md#redaction) before any tool logic sees it. One
+/// filter per input: it carries the state of an open private-key block and of a name line whose
+/// value may follow from line to line, and of a line longer than a block from piece to piece.
 #[derive(Clone)]
 pub struct Filter {
     red: Option<Redactor>,

@@ -113,7 +113,7 @@ impl Block {
     /// What `line` is to this block: key material (`Some(true)`), not yet known (`None`), or
     /// code that ends a tentative block (`Some(false)`), as [`key_line`] judges it; every line of
     /// a block that is not tentative is key material.
-    pub(super) fn judge(&self, line: &[u8]) -> Option<bool> {
+    pub(super) fn judge(self, line: &[u8]) -> Option<bool> {
         if self.tentative || self.guessed {
             key_line(line)
         } else {

@@ -14,13 +14,14 @@ pub(super) const CONTEXT: usize = 8;
 /// 24): no match is looked for in them, so a piece judges a match as the whole line does.
 pub(super) const LOOK_BEHIND: usize = 32;
 
-/// One line longer than [`MAX_LINE`](super::MAX_LINE), redacted as a stream: [`LongLine::feed`]
-/// gives what can be shown so far, holding back the last 2 x [`MAX_MATCH`] bytes (a match that
-/// starts before them is whole, and so is any that starts before its secret; so what is shown
-/// never changes once shown), and [`LongLine::finish`] the rest.
-/// Memory stays bounded by the pieces fed, whatever the line's length. The block state after
-/// the line is the one [`Redactor::line`] leaves after the whole line (a hidden line is hidden
-/// whole, even past an `END` in it).
+/// One line longer than [`MAX_LINE`](super::MAX_LINE), redacted as a stream.
+///
+/// [`LongLine::feed`] gives what can be shown so far, holding back the last 2 x [`MAX_MATCH`] bytes
+/// (a match that starts before them is whole, and so is any that starts before its secret; so what
+/// is shown never changes once shown), and [`LongLine::finish`] the rest. Memory stays bounded by
+/// the pieces fed, whatever the line's length. The block state after the line is the one
+/// [`Redactor::line`] leaves after the whole line (a hidden line is hidden whole, even past an
+/// `END` in it).
 #[derive(Debug, Clone)]
 pub struct LongLine {
     /// The line is key material inside an open block.

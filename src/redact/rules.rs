@@ -18,9 +18,10 @@
 
 use regex::bytes::CaptureLocations;
 
-/// The longest match of any rule's pattern, in bytes (the URL password rule's). A stream of one line
-/// holds back twice this many bytes before it shows anything: a match that starts before them is
-/// already whole, and so is any match that starts before that match's secret.
+/// The longest match of any rule's pattern, in bytes (the URL password rule's).
+///
+/// A stream of one line holds back twice this many bytes before it shows anything: a match that
+/// starts before them is already whole, and so is any match that starts before that match's secret.
 pub const MAX_MATCH: usize = 549;
 
 /// One credential family.
@@ -944,7 +945,7 @@ pub static RULES: [Rule; RULE_COUNT] = [
         name: Some(
             r"(?i)^[ \t]{0,64}(?:[A-Za-z0-9]{1,16}[_-]|proxy-?)?authorization[ \t]{0,8}:[ \t]{0,8}(?:(?:bearer|basic|token|digest|negotiate|ntlm)[ \t]{0,8})?$",
         ),
-        pattern: r#"^[ \t]{1,64}(?:((?i:bearer|basic|token|digest|negotiate|ntlm))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})"#,
+        pattern: r"^[ \t]{1,64}(?:((?i:bearer|basic|token|digest|negotiate|ntlm))[ \t]{1,8})?([A-Za-z0-9._~+/=:-]{8,64})",
         secret: 2,
         accept: authorization_value,
         tail: Some(token68),

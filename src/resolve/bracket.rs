@@ -16,6 +16,7 @@
 //! component from the root, as a resolution does. The window left is an object moved out of its
 //! place and back between the two checks.
 
+use std::ffi::OsString;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::PoisonError;
@@ -137,15 +138,15 @@ impl Gate {
         }
         let mut here = Step {
             fd: r.fd.clone(),
-            name: Default::default(),
+            name: OsString::new(),
             stat: r.stat,
         };
-        for name in rel.iter() {
+        for name in rel {
             match self.step(here.fd.as_fd(), name, root) {
                 Ok((fd, stat)) => {
                     here = Step {
                         fd: fd.into(),
-                        name: Default::default(),
+                        name: OsString::new(),
                         stat,
                     }
                 }

@@ -1,6 +1,8 @@
-//! Pathname expansion for `readbox sh` (docs/contract.md#readbox-sh): an unquoted `*`, `?` or
-//! `[…]` in a word matches names beneath the roots, listed through the gate, as bash matches them
-//! with its default options (no `dotglob`, `globskipdots` on, no `globstar`, no `nullglob`).
+//! Pathname expansion for `readbox sh` (docs/contract.md#readbox-sh).
+//!
+//! An unquoted `*`, `?` or `[…]` in a word matches names beneath the roots, listed through the
+//! gate, as bash matches them with its default options (no `dotglob`, `globskipdots` on, no
+//! `globstar`, no `nullglob`).
 //!
 //! Invariant: every directory read goes through [`crate::walk::list`], so excluded names never
 //! match, entries count against `max_entries`, and a directory outside the roots lists nothing.

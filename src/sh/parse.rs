@@ -1,6 +1,7 @@
-//! The grammar of `readbox sh` (docs/contract.md#readbox-sh): a subset of the POSIX shell,
-//! tokenised and parsed as bash parses it, and every construct outside the subset refused with a
-//! `usage:` error that names it.
+//! The grammar of `readbox sh` (docs/contract.md#readbox-sh): a subset of the POSIX shell.
+//!
+//! It is tokenised and parsed as bash parses it, and every construct outside the subset refused
+//! with a `usage:` error that names it.
 //!
 //! The subset: words with `'…'`, `"…"`, backslash and `$'…'` quoting; `#` comments; pipelines
 //! `a | b`; lists with `&&`, `||`, `;` and newlines; `!` before a pipeline; the redirections
@@ -160,11 +161,12 @@ pub const MAX_TOKENS: usize = 10_000;
 /// The most commands one pipeline may hold: each runs on a thread of its own.
 pub const MAX_STAGES: usize = 32;
 
-/// Where a session's input stands, read as bash reads a script: whether the command line so far
-/// goes on past the end of its last physical line (a quote left open, a final `\`, `|`, `&&` or
-/// `||`). Each byte is looked at once, as it arrives, so input of any length costs time in
-/// proportion to it and no memory; the parse of the whole command line stays the judge of what
-/// it means.
+/// Where a session's input stands, read as bash reads a script.
+///
+/// It tells whether the command line so far goes on past the end of its last physical line (a quote
+/// left open, a final `\`, `|`, `&&` or `||`). Each byte is looked at once, as it arrives, so input
+/// of any length costs time in proportion to it and no memory; the parse of the whole command line
+/// stays the judge of what it means.
 #[derive(Debug, Default)]
 pub struct Continuation {
     quote: Quote,
@@ -290,7 +292,7 @@ fn is_glob_special(b: u8) -> bool {
     matches!(b, b'*' | b'?' | b'[' | b']' | b'\\' | b'!' | b'^' | b'-')
 }
 
-impl<'a> Lexer<'a> {
+impl Lexer<'_> {
     fn peek(&self, k: usize) -> Option<u8> {
         self.src.get(self.at + k).copied()
     }
@@ -990,7 +992,7 @@ fn is_assignment(src: &[u8]) -> bool {
     if name == 0 || src[0].is_ascii_digit() {
         return false;
     }
-    matches!(&src[name..], [b'=', ..] | [b'+', b'=', ..] | [b'[', ..])
+    matches!(&src[name..], [b'=' | b'[', ..] | [b'+', b'=', ..])
 }
 
 fn describe(t: &Token) -> &'static str {

@@ -1,6 +1,7 @@
-//! `cat PATH [FROM_LINE=1]`: the file's content from line FROM_LINE to its end, unchanged
-//! (docs/contract.md#tools). With the whole-line cut, `cat PATH K` continues a truncated cat
-//! exactly, and the truncation note gives that call.
+//! `cat PATH [FROM_LINE=1]`: the file's content from line FROM_LINE to its end, unchanged.
+//!
+//! The tool is described in docs/contract.md#tools. With the whole-line cut, `cat PATH K` continues
+//! a truncated cat exactly, and the truncation note gives that call.
 
 use super::{Runs, Tool};
 use crate::call::Ctx;

@@ -1,10 +1,12 @@
-//! `diff PATH_A PATH_B [CONTEXT_LINES=3]`: a unified diff that `patch` applies to PATH_A to give
-//! PATH_B, with hunk headers as GNU `diff -u --label PATH_A --label PATH_B` writes them
-//! (docs/contract.md#tools). Lines are compared with their terminators, as the files hold them,
-//! and printed as redaction shows them (the diff then no longer applies with `patch`, and a note
-//! says so). With standard input as a side, the lines are compared as redaction shows them: text
-//! piped in is the caller's own, and comparing it with a file's secret would confirm a guessed
-//! secret by the exit status (docs/contract.md#redaction).
+//! `diff PATH_A PATH_B [CONTEXT_LINES=3]`: a unified diff of two files.
+//!
+//! It is one that `patch` applies to PATH_A to give PATH_B, with hunk headers as GNU
+//! `diff -u --label PATH_A --label PATH_B` writes them (docs/contract.md#tools). Lines are compared
+//! with their terminators, as the files hold them, and printed as redaction shows them (the diff
+//! then no longer applies with `patch`, and a note says so). With standard input as a side, the
+//! lines are compared as redaction shows them: text piped in is the caller's own, and comparing it
+//! with a file's secret would confirm a guessed secret by the exit status
+//! (docs/contract.md#redaction).
 //! Identical files give empty output and exit 0; differences exit 1, as POSIX diff. A binary file
 //! (a NUL in its first 8 KiB) is compared as bytes: `Binary files A and B differ`, as GNU diff;
 //! with standard input as a side and redaction on, a binary side is refused instead.

@@ -1,7 +1,8 @@
-//! `find [PATH=.] [PATTERN=*] [FILE_TYPE=all] [MAX_DEPTH=20]`: entries below PATH whose name
-//! matches the glob PATTERN, of type FILE_TYPE, to MAX_DEPTH (docs/contract.md#tools).
-//! Directories end with `/`; symlinks are listed, not followed, when FILE_TYPE is `all`. Paths
-//! are quoted as docs/contract.md#names says.
+//! `find [PATH=.] [PATTERN=*] [FILE_TYPE=all] [MAX_DEPTH=20]`: entries below PATH.
+//!
+//! They are those whose name matches the glob PATTERN, of type FILE_TYPE, to MAX_DEPTH
+//! (docs/contract.md#tools). Directories end with `/`; symlinks are listed, not followed, when
+//! FILE_TYPE is `all`. Paths are quoted as docs/contract.md#names says.
 
 use super::params::MAX_DEPTH;
 use super::{Runs, Tool};

@@ -294,7 +294,7 @@ fn search_tree(
         Ignores::Off
     };
     let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
+        .map_or(1, std::num::NonZero::get)
         .min(8);
     let dir = DirSearch {
         ctx,

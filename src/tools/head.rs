@@ -1,6 +1,8 @@
-//! `head PATH [LINES=10]`: the first LINES lines, each with its own line ending
-//! (docs/contract.md#tools). Reading stops after the last line shown; only the lines looked at
-//! count against the read budget. The printing is cat's too, in [`super::lines`].
+//! `head PATH [LINES=10]`: the first LINES lines, each with its own line ending.
+//!
+//! The tool is described in docs/contract.md#tools. Reading stops after the last line shown; only
+//! the lines looked at count against the read budget. The printing is cat's too, in
+//! [`super::lines`].
 
 use super::params::{FILE, LINE_FLAGS, LINES};
 use super::{Runs, Tool};

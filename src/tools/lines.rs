@@ -1,6 +1,7 @@
-//! The line printer of cat and head: lines `from`.. of one input, each with its own line ending,
-//! as redaction shows them (docs/contract.md#redaction), within the read budget and the output
-//! cap (docs/contract.md#limits). Reading stops after the last line printed.
+//! The line printer of cat and head: lines `from`.. of one input, each with its own line ending.
+//!
+//! The lines are as redaction shows them (docs/contract.md#redaction), within the read budget and
+//! the output cap (docs/contract.md#limits). Reading stops after the last line printed.
 
 use crate::call::Ctx;
 use crate::envelope::Stop;
@@ -9,12 +10,17 @@ use crate::read::{Ahead, BLOCK, Batch, Filter, HOLD, Lines, charge_lines};
 use crate::redact::Shown;
 use crate::registry::Outcome;
 
-/// Prints lines `from`.. (1-based) of the file the caller named `arg`, at most `wanted` of them
-/// (cat passes `u64::MAX`), each with its own line ending, as redaction shows them
-/// (docs/contract.md#redaction). Reading stops after the last line printed; the lines looked at
-/// are charged against the read budget, and the line that would cross it is not printed
+/// Prints lines `from`.. (1-based) of the file the caller named `arg`, at most `wanted` of them.
+///
+/// cat passes `u64::MAX` as `wanted`. Each line has its own line ending, as redaction shows it
+/// (docs/contract.md#redaction). Reading stops after the last line printed; the lines looked at are
+/// charged against the read budget, and the line that would cross it is not printed
 /// (docs/contract.md#limits). A truncated output gets a note with the `cat PATH K` call that
 /// continues it (docs/contract.md#notes).
+///
+/// # Errors
+/// [`Stop::Truncated`] when the output cap ends the lines (after the note), [`Stop::Error`] when
+/// the input cannot be opened or read.
 pub fn print_lines(
     ctx: &Ctx<'_>,
     tool: &str,

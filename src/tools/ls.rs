@@ -1,7 +1,8 @@
-//! `ls [PATH=.] [SHOW_HIDDEN=false]`: the children of a directory, one name per line, sorted by
-//! name bytes; directories end with `/`, symlinks with `@` (in json format; text format prints
-//! bare names) (docs/contract.md#tools). Given a file, prints PATH. Names are quoted as
-//! docs/contract.md#names says.
+//! `ls [PATH=.] [SHOW_HIDDEN=false]`: the children of a directory, one name per line.
+//!
+//! They are sorted by name bytes; directories end with `/`, symlinks with `@` (in json format; text
+//! format prints bare names) (docs/contract.md#tools). Given a file, prints PATH. Names are quoted
+//! as docs/contract.md#names says.
 
 use std::os::unix::ffi::OsStrExt;
 

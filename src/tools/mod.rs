@@ -1,6 +1,7 @@
-//! The registry: one static table of the ten tools. Dispatch, argument parsing, `list`, `schema`,
-//! `help`, the man pages and the completions all derive from it, as BusyBox derives everything
-//! from its applet table.
+//! The registry: one static table of the ten tools.
+//!
+//! Dispatch, argument parsing, `list`, `schema`, `help`, the man pages and the completions all
+//! derive from it, as BusyBox derives everything from its applet table.
 //!
 //! Every tool file has the same shape: a `pub const TOOL: Tool` entry; its `Params`, one named
 //! field per row of the entry's parameter table, declared beside it with
@@ -48,8 +49,9 @@ pub fn by_name(name: &str) -> Option<&'static Tool> {
     TOOLS.iter().find(|t| t.name == name)
 }
 
-/// The call of `tool` with `words` (its positional words, in order) as the caller writes calls:
-/// a command line, or under `readbox call` (and so MCP) the tool's parameters as one JSON
+/// The call of `tool` with `words` (its positional words, in order) as the caller writes calls.
+///
+/// That is a command line, or under `readbox call` (and so MCP) the tool's parameters as one JSON
 /// object, `{"path": "README.md", "from_line": 525}` (docs/contract.md#mcp).
 pub fn call_text(ctx: &Ctx<'_>, tool: &str, words: &[&[u8]]) -> String {
     let Some(t) = by_name(tool).filter(|_| ctx.json_calls) else {

@@ -1,6 +1,7 @@
-//! `sh -c COMMAND`: the registry entry of `readbox sh`, the agent's shell
-//! (docs/contract.md#readbox-sh). It takes one parameter, the command line, and runs the other
-//! tools; `crate::sh` holds its grammar and its pipelines, above the tools it runs.
+//! `sh -c COMMAND`: the registry entry of `readbox sh`, the agent's shell.
+//!
+//! It is described in docs/contract.md#readbox-sh. It takes one parameter, the command line, and
+//! runs the other tools; `crate::sh` holds its grammar and its pipelines, above the tools it runs.
 
 use super::{Runs, Tool};
 use crate::registry::{Outcome, Param, ParamKind};

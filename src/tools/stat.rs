@@ -1,7 +1,9 @@
-//! `stat PATH`: one line of JSON with `path`, `type`, `size_bytes`, `permissions`,
-//! `modified_at` (docs/contract.md#tools); `path` as the caller gave it, quoted as
-//! docs/contract.md#names says. A symlink is followed after the check; only metadata is read, so FIFOs
-//! and devices are described without being opened.
+//! `stat PATH`: one line of JSON with the path, type, size, permissions and time of modification.
+//!
+//! Its fields are `path`, `type`, `size_bytes`, `permissions`, `modified_at`
+//! (docs/contract.md#tools); `path` as the caller gave it, quoted as docs/contract.md#names says. A
+//! symlink is followed after the check; only metadata is read, so FIFOs and devices are described
+//! without being opened.
 
 use rustix::fs::Stat;
 
@@ -83,10 +85,15 @@ pub fn permissions(mode: u32, kind: crate::resolve::NodeKind) -> String {
 /// Seconds in 400 Gregorian years, after which the calendar repeats exactly.
 const GREGORIAN_CYCLE: i64 = 146_097 * 86_400;
 
-/// RFC 3339 in UTC with nine fraction digits: `2026-11-30T00:25:30.123456789Z`. A time outside
-/// the years 0000 to 9999, which RFC 3339 cannot write (a file's mtime can be any 64-bit
-/// number of seconds), takes ISO 8601's expanded form, a signed year of five digits or more:
+/// RFC 3339 in UTC with nine fraction digits: `2026-11-30T00:25:30.123456789Z`.
+///
+/// A time outside the years 0000 to 9999, which RFC 3339 cannot write (a file's mtime can be any
+/// 64-bit number of seconds), takes ISO 8601's expanded form, a signed year of five digits or more:
 /// `+292277026596-12-04T15:30:07.000000000Z`.
+#[expect(
+    clippy::missing_panics_doc,
+    reason = "its `expect`s hold for every input: a time within 400 years of 1970, a year of four digits"
+)]
 pub fn rfc3339(seconds: i64, nanos: u32) -> String {
     // The calendar repeats every 400 years: format the time moved into 1970..2370, then put the
     // cycles back into the year.

@@ -297,10 +297,10 @@ fn block_opened_before(
     path: &str,
 ) -> Result<bool, Error> {
     // The line that `from` cuts, if it cuts one: its start lies further back.
-    let mut carry: Vec<u8> = if !inside_line {
-        Vec::new()
-    } else {
+    let mut carry: Vec<u8> = if inside_line {
         before[..memchr::memchr(b'\n', before).map_or(before.len(), |i| i + 1)].to_vec()
+    } else {
+        Vec::new()
     };
     let mut pos = from;
     loop {

@@ -1,7 +1,8 @@
-//! `wc PATH`: `{"lines": L, "words": W, "bytes": B}` (docs/contract.md#tools): `\n` bytes, words
-//! separated by Unicode White_Space in the lossily decoded text, raw bytes; in text format one line
-//! as GNU `wc PATH` writes it. Streams with bounded memory. wc reports the raw file: redaction does
-//! not apply.
+//! `wc PATH`: `{"lines": L, "words": W, "bytes": B}` (docs/contract.md#tools).
+//!
+//! The counts are `\n` bytes, words separated by Unicode White_Space in the lossily decoded text,
+//! raw bytes; in text format one line as GNU `wc PATH` writes it. Streams with bounded memory. wc
+//! reports the raw file: redaction does not apply.
 
 use std::io::Read;
 

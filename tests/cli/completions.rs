@@ -49,7 +49,7 @@ const BASH_FILES: &[&str] = &["alpha.txt", "alps", "beta.md", "key=value.txt"];
 const FISH_FILES: &[&str] = &["alpha.txt", "alps/", "beta.md", "key=value.txt"];
 
 fn sorted(words: &[&str]) -> Vec<String> {
-    let mut v: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+    let mut v: Vec<String> = words.iter().map(ToString::to_string).collect();
     v.sort();
     v
 }
@@ -348,7 +348,7 @@ fn bash_completes_the_link_names_only_when_opted_in() {
     let (offers, registrations) = bash_offers(&fx, &["readbox-links.bash"], &lines);
     // bash lists one registration per name, in an order of its own.
     let mut registered: Vec<&str> = registrations.lines().collect();
-    registered.sort();
+    registered.sort_unstable();
     let mut want: Vec<String> = linked()
         .iter()
         .map(|n| format!("complete -F _readbox_link {n}"))

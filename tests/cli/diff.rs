@@ -55,7 +55,7 @@ fn try_diff_ab(env: &TestEnv, context: usize) -> Result<Answer, String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| diff_ab(env, context))).map_err(|p| {
         p.downcast_ref::<String>()
             .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .or_else(|| p.downcast_ref::<&str>().map(ToString::to_string))
             .unwrap_or_default()
     })
 }
@@ -73,8 +73,7 @@ fn have_gnu_diff() -> bool {
     Command::new(GNU_DIFF)
         .arg("--version")
         .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).contains("GNU diffutils"))
-        .unwrap_or(false)
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("GNU diffutils"))
 }
 
 /// GNU `diff -U CONTEXT --label a.txt --label b.txt` (plus `extra` options) of two byte strings.

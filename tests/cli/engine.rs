@@ -45,7 +45,7 @@ fn memory_does_not_grow_with_the_caps() {
     assert!(kib < MEMORY_BOUND_KIB, "cat: peak memory {kib} KiB");
     let (grep, kib) = env.run_measured("grep", &["needle", "big.txt"]);
     assert_eq!(grep.output.lines().count(), n);
-    assert!(grep.output.ends_with(&format!("big.txt:{n}:{}", LINE)));
+    assert!(grep.output.ends_with(&format!("big.txt:{n}:{LINE}")));
     assert!(kib < MEMORY_BOUND_KIB, "grep: peak memory {kib} KiB");
     // A directory search hands a file with many matches back to the printing thread.
     env.write("d/big.txt", LINE.repeat(n));

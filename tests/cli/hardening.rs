@@ -124,7 +124,7 @@ fn a_lock_in_a_directory_others_can_write_is_refused() {
     let load = || {
         Policy::load_from(&Inputs {
             system_file: file.clone(),
-            vars: Default::default(),
+            vars: std::collections::BTreeMap::new(),
             cwd: Some(env.root()),
         })
     };

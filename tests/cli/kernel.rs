@@ -104,7 +104,7 @@ fn install_filter(program: Vec<libc::sock_filter>) -> ChildSetup {
     Arc::new(move || {
         let prog = libc::sock_fprog {
             len: program.len() as u16,
-            filter: program.as_ptr() as *mut libc::sock_filter,
+            filter: program.as_ptr().cast_mut(),
         };
         // SAFETY: plain system calls on memory that outlives them; the filter program was built
         // before the fork, so nothing allocates here.
@@ -113,7 +113,7 @@ fn install_filter(program: Vec<libc::sock_filter>) -> ChildSetup {
                 || libc::prctl(
                     libc::PR_SET_SECCOMP,
                     libc::SECCOMP_MODE_FILTER,
-                    &prog as *const libc::sock_fprog,
+                    &raw const prog,
                 ) != 0
             {
                 return Err(std::io::Error::last_os_error());
@@ -131,7 +131,7 @@ pub fn max_open_files(n: u64) -> ChildSetup {
             rlim_max: n,
         };
         // SAFETY: a plain system call on a value on the stack.
-        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raw const lim) } != 0 {
             return Err(std::io::Error::last_os_error());
         }
         Ok(())
@@ -145,7 +145,8 @@ pub fn one_cpu() -> ChildSetup {
         // SAFETY: plain system calls on a set on the stack.
         unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
-            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw mut set) != 0
+            {
                 return Err(std::io::Error::last_os_error());
             }
             let first = (0..libc::CPU_SETSIZE as usize)
@@ -153,7 +154,9 @@ pub fn one_cpu() -> ChildSetup {
                 .unwrap_or(0);
             libc::CPU_ZERO(&mut set);
             libc::CPU_SET(first, &mut set);
-            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw const set)
+                != 0
+            {
                 return Err(std::io::Error::last_os_error());
             }
         }

@@ -913,9 +913,10 @@ fn mcp_takes_no_arguments_and_a_bad_policy_stops_it() {
 #[test]
 fn the_official_python_sdk_drives_the_server() {
     let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = std::env::var_os("READBOX_MCP_PYTHON")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| manifest.join("target/mcp-sdk-venv/bin/python"));
+    let python = std::env::var_os("READBOX_MCP_PYTHON").map_or_else(
+        || manifest.join("target/mcp-sdk-venv/bin/python"),
+        std::path::PathBuf::from,
+    );
     let required = std::env::var("READBOX_REQUIRE_MCP_SDK").is_ok_and(|v| v == "1");
     if !python.exists() {
         assert!(

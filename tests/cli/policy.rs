@@ -139,7 +139,7 @@ fn policy_reports_the_built_in_defaults() {
         ),
         ("timeout", serde_json::json!(10.0)),
         ("max_output_bytes", serde_json::json!(32768)),
-        ("max_read_bytes", serde_json::json!(8388608)),
+        ("max_read_bytes", serde_json::json!(8_388_608)),
         ("max_entries", serde_json::json!(10000)),
         ("format", serde_json::json!("json")),
         ("respect_ignore_files", serde_json::json!(true)),

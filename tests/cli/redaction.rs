@@ -606,7 +606,7 @@ fn the_end_of_a_long_last_line_shows_what_the_whole_line_shows() {
 fn tail_shows_nothing_of_a_key_line_longer_than_the_read_budget() {
     let mut env = TestEnv::new();
     let (block, _) = key_block(1);
-    let begin = &block[..block.find('\n').unwrap() + 1];
+    let begin = &block[..=block.find('\n').unwrap()];
     env.write(
         "k.txt",
         format!("{begin}{}", "MIIEvQIBADANBgkq".repeat(12_500)),

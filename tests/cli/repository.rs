@@ -94,8 +94,7 @@ fn every_cited_section_of_the_design_documents_exists() {
         known
             .iter()
             .find(|(d, _)| *d == doc)
-            .map(|(_, a)| a)
-            .unwrap_or_else(|| panic!("no design document {doc}"))
+            .map_or_else(|| panic!("no design document {doc}"), |(_, a)| a)
     };
     let mut files = Vec::new();
     for place in CITING {

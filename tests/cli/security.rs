@@ -19,7 +19,7 @@ use crate::kernel;
 use crate::support::{Answer, OUTSIDE_CANARY, Rng, TestEnv};
 
 fn gate(env: &TestEnv, excludes: &[&str], options: Options) -> Gate {
-    let ex = Excludes::new(&excludes.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+    let ex = Excludes::new(&excludes.iter().map(ToString::to_string).collect::<Vec<_>>()).unwrap();
     Gate::new(&[env.root()], ex, env.root(), options).unwrap()
 }
 
@@ -536,7 +536,7 @@ fn a_fifo_or_device_as_config_file_or_audit_log_is_refused_at_once() {
         e.run("pwd", &[] as &[&str])
             .fails("config", "not a regular file");
     }
-    let cfg = env.config("audit.toml", &format!("audit_log = {:?}\n", fifo));
+    let cfg = env.config("audit.toml", &format!("audit_log = {fifo:?}\n"));
     let mut e = TestEnv::new();
     e.var("READBOX_CONFIG", cfg.to_str().unwrap());
     // A FIFO with no reader refuses a non-blocking open for writing: an `io:` error at once.
@@ -903,7 +903,7 @@ fn files_and_directories_a_walk_may_not_read_are_counted_in_a_note() {
     }
     let root = env.root();
     let chmod = |rel: &str, mode: u32| {
-        std::fs::set_permissions(root.join(rel), std::fs::Permissions::from_mode(mode)).unwrap()
+        std::fs::set_permissions(root.join(rel), std::fs::Permissions::from_mode(mode)).unwrap();
     };
     chmod("b.txt", 0o000);
     chmod("shut", 0o000);

@@ -102,7 +102,8 @@ fn teddy_order(literals: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
     let buckets = if literals.len() > 32 { 16 } else { 8 };
     let nibbles = |l: &[u8]| l.iter().map(|b| b & 15).collect::<Vec<u8>>();
     // Literals that Teddy puts together anyway, by their low four bits: one key each.
-    let mut keys: std::collections::BTreeMap<Vec<u8>, Vec<&[u8]>> = Default::default();
+    let mut keys: std::collections::BTreeMap<Vec<u8>, Vec<&[u8]>> =
+        std::collections::BTreeMap::new();
     for l in &literals {
         keys.entry(nibbles(l)).or_default().push(l);
     }

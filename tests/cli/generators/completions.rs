@@ -409,13 +409,13 @@ end
 
 /// The function that lists the tools for `help` and `call`, in the main fish file only.
 /// `@TOOL_LINES@` is the tools with their summaries.
-const FISH_TOOLS_FUNCTION: &str = r#"
+const FISH_TOOLS_FUNCTION: &str = r"
 # The tools, each with what it prints.
 function __fish_readbox_tools
     printf '%s\t%s\n' \
 @TOOL_LINES@
 end
-"#;
+";
 
 /// `s` as one fish single-quoted word.
 pub(crate) fn fish_quote(s: &str) -> String {
