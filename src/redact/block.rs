@@ -3,20 +3,35 @@
 //! a marker in a string literal are key material, and what a line inside a block shows
 //! (docs/contract.md#redaction).
 
-use std::sync::{LazyLock, OnceLock};
+use std::sync::LazyLock;
 
 use memchr::memmem;
-use regex::bytes::Regex;
 
-use super::{MAX_LINE, Redactor, Shown, compile, keywords, marker, rules, split_terminator};
+use super::{MAX_LINE, Redactor, Shown, keywords, marker, rules, split_terminator};
 
 /// The longest BEGIN marker: `-----BEGIN`, 32 bytes of label, `PRIVATE KEY BLOCK-----`.
 const MARKER_MAX: usize = 10 + 32 + 17 + 5;
 
-/// The BEGIN marker at the end of a text.
-fn marker_at_end() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| compile(r"-----BEGIN[ A-Z0-9]{0,32}PRIVATE KEY(?: BLOCK)?-----$"))
+/// Whether `text` ends with a BEGIN marker: `-----BEGIN`, at most 32 bytes of ` `, `A`-`Z` and
+/// `0`-`9`, `PRIVATE KEY` or `PRIVATE KEY BLOCK`, then `-----` (the regular expression
+/// `-----BEGIN[ A-Z0-9]{0,32}PRIVATE KEY(?: BLOCK)?-----$`, matched by hand: a reader of one
+/// small file would pay more to compile it than to read the file).
+fn marker_at_end(text: &[u8]) -> bool {
+    // `rest` ends just after `PRIVATE KEY`.
+    let label_before = |rest: &[u8]| {
+        let Some(label) = rest.strip_suffix(b"PRIVATE KEY") else {
+            return false;
+        };
+        let class = label
+            .iter()
+            .rev()
+            .take_while(|b| matches!(b, b' ' | b'A'..=b'Z' | b'0'..=b'9'))
+            .count();
+        (0..=class.min(32)).any(|n| label[..label.len() - n].ends_with(b"-----BEGIN"))
+    };
+    text.strip_suffix(b"-----").is_some_and(|rest| {
+        label_before(rest) || rest.strip_suffix(b" BLOCK").is_some_and(label_before)
+    })
 }
 
 /// Where the first `-----BEGIN` in `hay` starts (its searcher is built once: grep and tail
@@ -75,7 +90,7 @@ fn padding_start(bytes: &[u8], before: Option<u8>) -> usize {
 /// last bytes decide, so a line read in pieces is judged alike ([`Opener`]).
 pub(super) fn opens_block(body: &[u8]) -> bool {
     let end = padding_start(body, None);
-    marker_at_end().is_match(&body[end.saturating_sub(MARKER_MAX)..end])
+    marker_at_end(&body[end.saturating_sub(MARKER_MAX)..end])
 }
 
 /// Whether the end of a line, of which only `piece` (its last bytes, without the terminator) is
@@ -357,11 +372,71 @@ impl Opener {
 
     /// Whether the line, fed whole, opens a block.
     pub(super) fn opens(&self) -> bool {
-        marker_at_end().is_match(&self.text_end)
+        marker_at_end(&self.text_end)
     }
 }
 
 /// The last `n` bytes of `bytes` (all of them when fewer).
 fn last(bytes: &[u8], n: usize) -> &[u8] {
     &bytes[bytes.len().saturating_sub(n)..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The regular expression that [`marker_at_end`] matches by hand.
+    fn oracle() -> regex::bytes::Regex {
+        super::super::compile(r"-----BEGIN[ A-Z0-9]{0,32}PRIVATE KEY(?: BLOCK)?-----$")
+    }
+
+    #[test]
+    fn begin_markers_are_told_as_the_regular_expression_tells_them() {
+        let re = oracle();
+        for text in [
+            "-----BEGIN PRIVATE KEY-----",
+            "-----BEGIN RSA PRIVATE KEY-----",
+            "-----BEGIN OPENSSH PRIVATE KEY-----",
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----",
+            "x = \"-----BEGIN EC PRIVATE KEY-----",
+            "-----BEGIN PRIVATE KEY BLOCK PRIVATE KEY-----",
+            "-----BEGIN 0123456789ABCDEFGHIJKLMNOPQRSTUVW PRIVATE KEY-----",
+            "-----BEGIN 0123456789ABCDEFGHIJKLMNOPQRSTUVWXY PRIVATE KEY-----",
+            "-----BEGIN rsa PRIVATE KEY-----",
+            "-----BEGIN PUBLIC KEY-----",
+            "-----BEGIN PRIVATE KEY-----x",
+            "----BEGIN PRIVATE KEY-----",
+            "-----BEGINPRIVATE KEY-----",
+            "-----BEGIN-PRIVATE KEY-----",
+            "PRIVATE KEY-----",
+            "",
+        ] {
+            assert_eq!(
+                marker_at_end(text.as_bytes()),
+                re.is_match(text.as_bytes()),
+                "{text:?}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// Texts made of the marker's pieces, the class's bytes and others.
+        #[test]
+        fn marker_at_end_agrees_with_the_regular_expression(
+            picks in proptest::collection::vec(0usize..12, 0..12),
+        ) {
+            const PIECES: [&str; 12] = [
+                "-----BEGIN", "-----", "PRIVATE KEY", " BLOCK", " ", "RSA", "0", "Z", "-", "a",
+                "BEGIN", "\n",
+            ];
+            let text: String = picks.iter().map(|&i| PIECES[i]).collect();
+            proptest::prop_assert_eq!(
+                marker_at_end(text.as_bytes()),
+                oracle().is_match(text.as_bytes()),
+                "{:?}", text
+            );
+        }
+    }
 }

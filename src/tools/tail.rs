@@ -95,7 +95,17 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
         // Nothing, or not even the last line, fits the read budget: that line is not shown.
         return end(false);
     }
-    let sizes = measure(ctx, &file, size, &starts, &path)?;
+    // The redactor's state where the lines begin is read once (the bytes before them are looked
+    // back over, and charged, once), for measuring and for showing from the same line.
+    let first = filter_at(ctx, &file, starts[0], &path)?;
+    let filter_from = |at: u64| -> Result<Filter, Error> {
+        if at == starts[0] {
+            Ok(first.clone())
+        } else {
+            filter_at(ctx, &file, at, &path)
+        }
+    };
+    let sizes = measure(ctx, &file, size, &starts, first.clone(), &path)?;
     // The last lines that fit the cap.
     let mut total = 0usize;
     let mut keep = starts.len();
@@ -106,12 +116,12 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
     if keep == starts.len() {
         // No whole line fits: the end of the last line, cut to the cap.
         let last = starts[starts.len() - 1];
-        show_end_of_last_line(ctx, &file, size, last, &path)?;
+        show_end_of_last_line(ctx, &file, size, last, filter_from(last)?, &path)?;
         return end(true);
     }
     let from = starts[keep];
     ctx.budget.charge_read(size - from)?;
-    show(ctx, &file, size, from, &path)?;
+    show(ctx, &file, size, from, filter_from(from)?, &path)?;
     if keep > partial {
         ctx.out.truncate_front(format!(
             ": the last {} of the {} lines read are shown",
@@ -334,18 +344,18 @@ fn block_opened_before(
 }
 
 /// Feeds `f` the lines from offset `from` (the start of a line) to the end of the file as they
-/// are shown (after redaction): each line in one or more pieces, the last with `true` (a hidden
-/// line is one empty piece). Returns the filter, which holds what was redacted.
+/// are shown (after redaction, by `filter`, as [`filter_at`] made it for `from`): each line in one
+/// or more pieces, the last with `true` (a hidden line is one empty piece). Returns the filter,
+/// which holds what was redacted.
 fn each_shown(
-    ctx: &Ctx<'_>,
     file: &std::fs::File,
     size: u64,
     from: u64,
+    mut filter: Filter,
     path: &str,
     mut f: impl FnMut(&[u8], bool) -> Result<(), Stop>,
 ) -> Result<Filter, Stop> {
     let clone = file.try_clone().map_err(|e| Error::io(path, &e))?;
-    let mut filter = filter_at(ctx, file, from, path)?;
     // The file as it was when its end was found: bytes it grew by since are not shown.
     let mut lines = Lines::resume(clone, size, from, path)?.ending_at(size);
     while let Some(batch) = lines.next_batch(BLOCK)? {
@@ -391,13 +401,14 @@ fn measure(
     file: &std::fs::File,
     size: u64,
     starts: &[u64],
+    filter: Filter,
     path: &str,
 ) -> Result<Vec<usize>, Stop> {
     // Measuring shows nothing: its redactions are not counted.
     let mut sizes = Vec::with_capacity(starts.len());
     let mut measure = Measure::new(ctx.out.format());
     let mut current = 0usize;
-    each_shown(ctx, file, size, starts[0], path, |text, line_end| {
+    each_shown(file, size, starts[0], filter, path, |text, line_end| {
         current += measure.add(text, line_end);
         if line_end {
             sizes.push(current);
@@ -410,8 +421,15 @@ fn measure(
 }
 
 /// Shows the lines from offset `from` to the end of the file.
-fn show(ctx: &Ctx<'_>, file: &std::fs::File, size: u64, from: u64, path: &str) -> Result<(), Stop> {
-    let filter = each_shown(ctx, file, size, from, path, |text, _| ctx.out.push(text))?;
+fn show(
+    ctx: &Ctx<'_>,
+    file: &std::fs::File,
+    size: u64,
+    from: u64,
+    filter: Filter,
+    path: &str,
+) -> Result<(), Stop> {
+    let filter = each_shown(file, size, from, filter, path, |text, _| ctx.out.push(text))?;
     filter.report(ctx.out);
     Ok(())
 }
@@ -425,13 +443,14 @@ fn show_end_of_last_line(
     file: &std::fs::File,
     size: u64,
     line_start: u64,
+    filter: Filter,
     path: &str,
 ) -> Result<(), Stop> {
     let room = ctx.out.room();
     // A few bytes more than the room: decoding the held end may not start inside a character.
     let hold = room.saturating_add(8);
     let mut end: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
-    let filter = each_shown(ctx, file, size, line_start, path, |text, _| {
+    let filter = each_shown(file, size, line_start, filter, path, |text, _| {
         end.extend(text);
         if end.len() > hold {
             end.drain(..end.len() - hold);
