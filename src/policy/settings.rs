@@ -68,6 +68,17 @@ impl Setting {
         self.row().var
     }
 
+    /// What the setting means, in one line.
+    pub fn help(self) -> &'static str {
+        self.row().help
+    }
+
+    /// The default in words, where the process decides it or there is none (`the current
+    /// directory`, `none`); `None` where the built-in default value says it.
+    pub fn default_in_words(self) -> Option<&'static str> {
+        self.row().default_in_words
+    }
+
     /// The setting's row of [`ROWS`].
     pub(super) fn row(self) -> &'static Row {
         &ROWS[self as usize]
@@ -94,6 +105,11 @@ pub(super) struct Row {
     pub(super) default: Option<fn() -> Value>,
     /// How a later layer may change it under a lock.
     pub(super) narrow: Narrow,
+    /// What it means, in one line (for the man page and `readbox help`).
+    pub(super) help: &'static str,
+    /// The default in words, where it depends on the process (the current directory) or is
+    /// absent; `None` where the built-in default says it.
+    pub(super) default_in_words: Option<&'static str>,
     /// Its value as `readbox policy` shows it.
     pub(super) show: fn(&Policy) -> serde_json::Value,
 }
@@ -295,6 +311,10 @@ pub(super) const ROWS: &[Row] = &[
         kind: ValueKind::Dir,
         default: None,
         narrow: Narrow::Free,
+        help: "the directory relative paths are taken from; set, it must lie beneath a root",
+        default_in_words: Some(
+            "the current directory; outside every root, relative paths are denied",
+        ),
         show: |p| path_json(&p.workdir),
     },
     Row {
@@ -304,6 +324,8 @@ pub(super) const ROWS: &[Row] = &[
         kind: ValueKind::Dirs,
         default: None,
         narrow: Narrow::Within,
+        help: "the roots, separated by colons; nothing outside them is read",
+        default_in_words: Some("the working directory"),
         show: |p| serde_json::Value::Array(p.roots.iter().map(|r| path_json(r)).collect()),
     },
     Row {
@@ -313,6 +335,8 @@ pub(super) const ROWS: &[Row] = &[
         kind: ValueKind::Tools,
         default: Some(|| Value::Tools(crate::registry::NAMES.to_vec())),
         narrow: Narrow::Among,
+        help: "the enabled tools, separated by commas; another tool answers disabled",
+        default_in_words: None,
         show: |p| json!(p.tools),
     },
     Row {
@@ -322,6 +346,8 @@ pub(super) const ROWS: &[Row] = &[
         kind: ValueKind::Globs,
         default: Some(|| Value::Globs(DEFAULT_EXCLUDES.iter().map(ToString::to_string).collect())),
         narrow: Narrow::Added,
+        help: "globs on path components that are never read, separated by colons; empty means none",
+        default_in_words: None,
         show: |p| json!(p.excludes),
     },
     Row {
@@ -331,6 +357,8 @@ pub(super) const ROWS: &[Row] = &[
         kind: ValueKind::Seconds,
         default: Some(|| Value::Seconds(10.0)),
         narrow: Narrow::Lowered,
+        help: "wall time of a call, in seconds (finite, above 0)",
+        default_in_words: None,
         show: |p| json!(p.timeout),
     },
     Row {
@@ -340,6 +368,8 @@ pub(super) const ROWS: &[Row] = &[
         kind: ValueKind::Count,
         default: Some(|| Value::Count(32_768)),
         narrow: Narrow::Lowered,
+        help: "the output is cut to this many bytes, and the envelope says truncated",
+        default_in_words: None,
         show: |p| json!(p.max_output_bytes),
     },
     Row {
@@ -349,6 +379,8 @@ pub(super) const ROWS: &[Row] = &[
         kind: ValueKind::Count,
         default: Some(|| Value::Count(8_388_608)),
         narrow: Narrow::Lowered,
+        help: "the bytes of file content one call may read, over all files",
+        default_in_words: None,
         show: |p| json!(p.max_read_bytes),
     },
     Row {
@@ -358,6 +390,8 @@ pub(super) const ROWS: &[Row] = &[
         kind: ValueKind::Count,
         default: Some(|| Value::Count(10_000)),
         narrow: Narrow::Lowered,
+        help: "the directory entries one call may read",
+        default_in_words: None,
         show: |p| json!(p.max_entries),
     },
     Row {
@@ -367,6 +401,8 @@ pub(super) const ROWS: &[Row] = &[
         kind: ValueKind::Format,
         default: Some(|| Value::Format(Format::Json)),
         narrow: Narrow::Free,
+        help: "json (one envelope line) or text (the output as it is, errors on standard error)",
+        default_in_words: None,
         show: |p| json!(p.format.name()),
     },
     Row {
@@ -376,6 +412,8 @@ pub(super) const ROWS: &[Row] = &[
         kind: ValueKind::Flag,
         default: Some(|| Value::Flag(true)),
         narrow: Narrow::Free,
+        help: "whether find and grep honour .gitignore, .ignore and .git/info/exclude",
+        default_in_words: None,
         show: |p| json!(p.respect_ignore_files),
     },
     Row {
@@ -385,6 +423,8 @@ pub(super) const ROWS: &[Row] = &[
         kind: ValueKind::File,
         default: None,
         narrow: Narrow::Fixed,
+        help: "a file to which each call appends two JSON lines, one as it begins and one as it ends",
+        default_in_words: Some("none"),
         show: |p| {
             p.audit_log
                 .as_deref()
@@ -398,6 +438,8 @@ pub(super) const ROWS: &[Row] = &[
         kind: ValueKind::Flag,
         default: Some(|| Value::Flag(false)),
         narrow: Narrow::Locks,
+        help: "makes every later layer narrow-only: roots within, tools among, excludes added, limits lower, redaction kept on",
+        default_in_words: None,
         show: |p| json!(p.lock),
     },
     Row {
@@ -408,6 +450,8 @@ pub(super) const ROWS: &[Row] = &[
         // Allow, but deny once a lock is in force.
         default: None,
         narrow: Narrow::StaysOn("cannot allow hardlinks under a lock that denies them"),
+        help: "allow or deny regular files with more than one link",
+        default_in_words: Some("allow, or deny when a lock is in force"),
         show: |p| json!(if p.deny_hardlinks { "deny" } else { "allow" }),
     },
     Row {
@@ -417,6 +461,8 @@ pub(super) const ROWS: &[Row] = &[
         kind: ValueKind::Flag,
         default: Some(|| Value::Flag(false)),
         narrow: Narrow::StaysOff("cannot cross mounts under a lock that does not"),
+        help: "whether paths may cross onto filesystems mounted beneath a root",
+        default_in_words: None,
         show: |p| json!(p.cross_mounts),
     },
     Row {
@@ -426,6 +472,8 @@ pub(super) const ROWS: &[Row] = &[
         kind: ValueKind::Choice("best-effort", "require"),
         default: Some(|| Value::Flag(false)),
         narrow: Narrow::StaysOn("cannot be relaxed under a lock that requires it"),
+        help: "best-effort or require: with require, a kernel without Landlock is a config error",
+        default_in_words: None,
         show: |p| {
             json!(if p.require_sandbox {
                 "require"
@@ -441,6 +489,9 @@ pub(super) const ROWS: &[Row] = &[
         kind: ValueKind::Flag,
         default: Some(|| Value::Flag(true)),
         narrow: Narrow::TurnsOn("cannot be turned off under a lock"),
+        help: "whether credentials in what cat, head, tail, grep and diff read are shown as \
+                  [REDACTED:RULE]; under a lock only the locked file may turn it off",
+        default_in_words: None,
         show: |p| json!(p.redact),
     },
 ];

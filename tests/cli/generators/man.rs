@@ -37,108 +37,19 @@ pub(crate) struct Setting {
     pub(crate) default: Option<&'static str>,
 }
 
-/// The settings, in the order `readbox policy` shows them. The defaults not written here come
-/// from a policy loaded with no file and no variable, so they cannot drift from the code, and
-/// [`every_policy_setting_is_documented`] checks this list against the policy's keys.
-pub(crate) const SETTINGS: &[Setting] = &[
-    Setting {
-        key: "working_directory",
-        var: "READBOX_WORKDIR",
-        meaning: "the directory relative paths are taken from; set, it must lie beneath a root",
-        default: Some("the current directory; outside every root, relative paths are denied"),
-    },
-    Setting {
-        key: "allowed_directories",
-        var: "READBOX_ROOTS",
-        meaning: "the roots, separated by colons; nothing outside them is read",
-        default: Some("the working directory"),
-    },
-    Setting {
-        key: "allowed_tools",
-        var: "READBOX_TOOLS",
-        meaning: "the enabled tools, separated by commas; another tool answers disabled",
-        default: None,
-    },
-    Setting {
-        key: "exclude_patterns",
-        var: "READBOX_EXCLUDE",
-        meaning: "globs on path components that are never read, separated by colons; empty means none",
-        default: None,
-    },
-    Setting {
-        key: "timeout",
-        var: "READBOX_TIMEOUT",
-        meaning: "wall time of a call, in seconds (finite, above 0)",
-        default: None,
-    },
-    Setting {
-        key: "max_output_bytes",
-        var: "READBOX_MAX_OUTPUT_BYTES",
-        meaning: "the output is cut to this many bytes, and the envelope says truncated",
-        default: None,
-    },
-    Setting {
-        key: "max_read_bytes",
-        var: "READBOX_MAX_READ_BYTES",
-        meaning: "the bytes of file content one call may read, over all files",
-        default: None,
-    },
-    Setting {
-        key: "max_entries",
-        var: "READBOX_MAX_ENTRIES",
-        meaning: "the directory entries one call may read",
-        default: None,
-    },
-    Setting {
-        key: "format",
-        var: "READBOX_FORMAT",
-        meaning: "json (one envelope line) or text (the output as it is, errors on standard error)",
-        default: None,
-    },
-    Setting {
-        key: "respect_ignore_files",
-        var: "READBOX_RESPECT_IGNORE_FILES",
-        meaning: "whether find and grep honour .gitignore, .ignore and .git/info/exclude",
-        default: None,
-    },
-    Setting {
-        key: "audit_log",
-        var: "",
-        meaning: "a file to which each call appends two JSON lines, one as it begins and one as it ends",
-        default: Some("none"),
-    },
-    Setting {
-        key: "lock",
-        var: "",
-        meaning: "makes every later layer narrow-only: roots within, tools among, excludes added, limits lower, redaction kept on",
-        default: None,
-    },
-    Setting {
-        key: "hardlinks",
-        var: "READBOX_HARDLINKS",
-        meaning: "allow or deny regular files with more than one link",
-        default: Some("allow, or deny when a lock is in force"),
-    },
-    Setting {
-        key: "cross_mounts",
-        var: "READBOX_CROSS_MOUNTS",
-        meaning: "whether paths may cross onto filesystems mounted beneath a root",
-        default: None,
-    },
-    Setting {
-        key: "sandbox",
-        var: "READBOX_SANDBOX",
-        meaning: "best-effort or require: with require, a kernel without Landlock is a config error",
-        default: None,
-    },
-    Setting {
-        key: "redact",
-        var: "READBOX_REDACT",
-        meaning: "whether credentials in what cat, head, tail, grep and diff read are shown as \
-                  [REDACTED:RULE]; under a lock only the locked file may turn it off",
-        default: None,
-    },
-];
+/// The settings, in the order `readbox policy` shows them, from the policy's own table (their
+/// keys, variables, meanings and defaults in words). The defaults not written there come from a
+/// policy loaded with no file and no variable, so they cannot drift from the code either.
+pub(crate) fn settings() -> Vec<Setting> {
+    readbox::policy::Setting::all()
+        .map(|s| Setting {
+            key: s.key(),
+            var: s.var().unwrap_or(""),
+            meaning: s.help(),
+            default: s.default_in_words(),
+        })
+        .collect()
+}
 
 // ---------------------------------------------------------------------------------------------
 // The clap description of the interface.
@@ -427,7 +338,7 @@ pub(crate) fn main_page(cmd: &Command) -> String {
          readbox mcp hands a client's roots to each call this way",
     )]);
     let defaults = default_settings();
-    for s in SETTINGS.iter().filter(|s| !s.var.is_empty()) {
+    for s in settings().iter().filter(|s| !s.var.is_empty()) {
         r.control("TP", []);
         r.text([bold(s.var)]);
         r.text([roman(format!(
@@ -449,7 +360,7 @@ pub(crate) fn main_page(cmd: &Command) -> String {
          a bad value is a config error that names the file and key. Keys without a variable:",
     )]);
     r.control("RS", []);
-    for s in SETTINGS.iter().filter(|s| s.var.is_empty()) {
+    for s in settings().iter().filter(|s| s.var.is_empty()) {
         r.control("TP", []);
         r.text([bold(s.key)]);
         r.text([roman(format!(
