@@ -322,29 +322,36 @@ fn refusal(tool: &Tool, words: &[OsString], word: &[u8], world: &World<'_>) -> S
     text
 }
 
-/// Rewrites a flag-style call as the positional call (or the other call that does what the flag
-/// asks, built from the caller's own words), or says why it cannot be. Every call given runs as
-/// written.
-fn equivalent(
-    tool: &Tool,
-    words: &[OsString],
-    world: &World<'_>,
-) -> std::result::Result<String, String> {
-    // The calls are built as text: a word that is not UTF-8 could not be written back as itself.
-    if let Some(w) = words.iter().find(|w| w.to_str().is_none()) {
-        return Err(format!(
-            "{} is not UTF-8, so no call is written in its place",
-            crate::names::shell_word(w.as_bytes())
-        ));
-    }
+/// A refused call's words, read flag by flag ([`equivalent`]'s first step).
+struct FlagWords {
+    /// Each parameter's value as a flag set it.
+    set: Vec<Option<String>>,
+    /// What the flags that were dropped leave out, one note each.
+    notes: Vec<String>,
+    /// A call of another tool that answers what a flag asks (`cat -n f` -> `grep '' f`).
+    instead: Option<String>,
+    /// The words that are not flags, in order.
+    positional: Vec<String>,
+    /// The flags met, for grep's regular-expression modes.
+    seen: Vec<String>,
+}
+
+/// The position of `tool`'s parameter `name`.
+fn index(tool: &Tool, name: &str) -> Option<usize> {
+    tool.params.iter().position(|p| p.name == name)
+}
+
+/// Reads `words` flag by flag into what each flag sets, drops or asks for instead.
+///
+/// # Errors
+/// Why no call does what a flag asks (an unknown flag, one without an equivalent, a value
+/// missing, a flag given twice with values that cannot be joined).
+fn read_flags(tool: &Tool, words: &[OsString]) -> std::result::Result<FlagWords, String> {
     let mut set: Vec<Option<String>> = vec![None; tool.params.len()];
     let mut notes: Vec<String> = Vec::new();
-    // A call of another tool that answers what the flag asks (`cat -n f` -> `grep '' f`).
     let mut instead: Option<String> = None;
     let mut positional: Vec<String> = Vec::new();
-    // The flags met, for grep's regular-expression modes.
     let mut seen: Vec<String> = Vec::new();
-    let index = |name: &str| tool.params.iter().position(|p| p.name == name);
     let mut i = 0;
     let mut literal = false;
     while i < words.len() {
@@ -361,7 +368,7 @@ fn equivalent(
         // `-5` is head's and tail's `-n 5`.
         if w.len() > 1
             && w[1..].bytes().all(|b| b.is_ascii_digit())
-            && let Some(p) = index("lines")
+            && let Some(p) = index(tool, "lines")
         {
             set[p] = Some(w[1..].to_string());
             continue;
@@ -382,7 +389,7 @@ fn equivalent(
             seen.push(flag.clone());
             match find_flag(tool, &flag).expect("checked above") {
                 Effect::Set(param, value) => {
-                    if let Some(p) = index(param) {
+                    if let Some(p) = index(tool, param) {
                         set[p] = Some(value.to_string());
                     }
                 }
@@ -403,7 +410,7 @@ fn equivalent(
                         instead = Some(format!("cat {{path}} {k}"));
                         continue;
                     }
-                    if let Some(p) = index(param) {
+                    if let Some(p) = index(tool, param) {
                         set[p] = Some(match set[p].take() {
                             None => v,
                             Some(before) => twice(tool, &flag, param, before, v)?,
@@ -424,9 +431,104 @@ fn equivalent(
             }
         }
     }
+    Ok(FlagWords {
+        set,
+        notes,
+        instead,
+        positional,
+        seen,
+    })
+}
+
+/// The calls, one per path, for several paths where `tool` takes one at parameter `p`
+/// (`head -n 5 src/*.rs`, as the classic tool takes them): every word after the ones before PATH
+/// (grep's PATTERN) is a path. One call per path, each with the flags' values, when every
+/// further word names an entry the caller may reach; `None` when the words are not several
+/// such paths.
+///
+/// # Errors
+/// Why the per-path calls would not do what the call asks.
+fn several_path_calls(
+    tool: &Tool,
+    words: &[OsString],
+    world: &World<'_>,
+    f: &FlagWords,
+    p: usize,
+) -> Option<std::result::Result<String, String>> {
+    let FlagWords {
+        set,
+        notes,
+        instead,
+        positional,
+        ..
+    } = f;
+    let before = (0..p).filter(|&i| set[i].is_none()).count();
+    let paths = positional.get(before..).unwrap_or_default();
+    if paths.len() <= 1
+        || !paths[1..]
+            .iter()
+            .all(|w| further_path(tool, w.as_bytes(), world))
+    {
+        return None;
+    }
+    if instead.is_some() && tool.name == "cat" {
+        // `cat -n a b` numbers the lines of all the files in one sequence.
+        return Some(Err(format!(
+            "{} numbers the lines of all the files in one sequence, and grep '' PATH \
+             numbers each file's own",
+            words
+                .iter()
+                .map(|w| w.to_string_lossy())
+                .find(|w| w.starts_with('-'))
+                .unwrap_or_default()
+        )));
+    }
+    let mut calls = Vec::new();
+    for path in paths.iter().take(MAX_CALLS) {
+        let mut lead = positional[..before].iter();
+        let values: Vec<Option<String>> = (0..tool.params.len())
+            .map(|i| match &set[i] {
+                _ if i == p => Some(path.clone()),
+                Some(v) => Some(v.clone()),
+                None if i < p => lead.next().cloned(),
+                None => None,
+            })
+            .collect();
+        match call_of_values(tool, &values, instead.as_deref()) {
+            Ok(call) => calls.push(call),
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    let mut text = calls.join("; ");
+    if paths.len() > MAX_CALLS {
+        text.push_str(&format!(" (and {} more)", paths.len() - MAX_CALLS));
+    }
+    for note in notes {
+        text.push_str("; ");
+        text.push_str(note);
+    }
+    Some(Ok(text))
+}
+
+/// Rewrites a flag-style call as the positional call (or the other call that does what the flag
+/// asks, built from the caller's own words), or says why it cannot be. Every call given runs as
+/// written.
+fn equivalent(
+    tool: &Tool,
+    words: &[OsString],
+    world: &World<'_>,
+) -> std::result::Result<String, String> {
+    // The calls are built as text: a word that is not UTF-8 could not be written back as itself.
+    if let Some(w) = words.iter().find(|w| w.to_str().is_none()) {
+        return Err(format!(
+            "{} is not UTF-8, so no call is written in its place",
+            crate::names::shell_word(w.as_bytes())
+        ));
+    }
+    let mut f = read_flags(tool, words)?;
     // A process substitution (`<(…)`) reaches a program as a pipe of the shell's, which
     // readbox does not open: no call here reads it.
-    if let Some(w) = positional.iter().find(|w| is_shell_pipe(w)) {
+    if let Some(w) = f.positional.iter().find(|w| is_shell_pipe(w)) {
         return Err(format!(
             "{w} is a process substitution, which readbox does not open: pipe the command into \
              {} - instead",
@@ -436,8 +538,10 @@ fn equivalent(
     // GNU grep reads its PATTERN as a regular expression (unless -F): the literal call is the
     // same only when the PATTERN holds nothing a regular expression treats specially.
     let sign = if tool.name == "grep" {
-        let pattern = set[0].as_deref().or(positional.first().map(String::as_str));
-        pattern.and_then(|p| regex_sign(p, &seen))
+        let pattern = f.set[0]
+            .as_deref()
+            .or(f.positional.first().map(String::as_str));
+        pattern.and_then(|p| regex_sign(p, &f.seen))
     } else {
         None
     };
@@ -449,58 +553,17 @@ fn equivalent(
         )),
     };
     // grep -r with no PATH searches the working directory, as GNU grep does, piped or not.
-    let tree = index("recursive").is_some_and(|p| set[p].is_some());
-    // Several paths (`head -n 5 src/*.rs`), as the classic tool takes them: every word after
-    // the ones before PATH (grep's PATTERN) is a path. One call per path, each with the flags'
-    // values, when every further word names an entry the caller may reach.
-    if let Some(p) = one_path_param(tool) {
-        let before = (0..p).filter(|&i| set[i].is_none()).count();
-        let paths = positional.get(before..).unwrap_or_default();
-        if paths.len() > 1
-            && paths[1..]
-                .iter()
-                .all(|w| further_path(tool, w.as_bytes(), world))
-        {
-            if instead.is_some() && tool.name == "cat" {
-                // `cat -n a b` numbers the lines of all the files in one sequence.
-                return Err(format!(
-                    "{} numbers the lines of all the files in one sequence, and grep '' PATH \
-                     numbers each file's own",
-                    words
-                        .iter()
-                        .map(|w| w.to_string_lossy())
-                        .find(|w| w.starts_with('-'))
-                        .unwrap_or_default()
-                ));
-            }
-            let mut calls = Vec::new();
-            for path in paths.iter().take(MAX_CALLS) {
-                let mut lead = positional[..before].iter();
-                let values: Vec<Option<String>> = (0..tool.params.len())
-                    .map(|i| match &set[i] {
-                        _ if i == p => Some(path.clone()),
-                        Some(v) => Some(v.clone()),
-                        None if i < p => lead.next().cloned(),
-                        None => None,
-                    })
-                    .collect();
-                calls.push(call_of_values(tool, &values, instead.as_deref())?);
-            }
-            let mut text = calls.join("; ");
-            if paths.len() > MAX_CALLS {
-                text.push_str(&format!(" (and {} more)", paths.len() - MAX_CALLS));
-            }
-            for note in notes {
-                text.push_str("; ");
-                text.push_str(&note);
-            }
-            return finish(text);
-        }
+    let tree = index(tool, "recursive").is_some_and(|p| f.set[p].is_some());
+    // Several paths (`head -n 5 src/*.rs`): one call per path.
+    if let Some(p) = one_path_param(tool)
+        && let Some(calls) = several_path_calls(tool, words, world, &f, p)
+    {
+        return finish(calls?);
     }
     // Fill the parameters that no flag set with the positional words, in order.
-    let mut words_left = positional.iter();
-    let mut values: Vec<Option<String>> = Vec::with_capacity(set.len());
-    for s in set {
+    let mut words_left = f.positional.iter();
+    let mut values: Vec<Option<String>> = Vec::with_capacity(f.set.len());
+    for s in std::mem::take(&mut f.set) {
         values.push(s.or_else(|| words_left.next().cloned()));
     }
     if words_left.next().is_some() {
@@ -517,16 +580,16 @@ fn equivalent(
         // What comes down the pipe may be cut already: a count, an end or a search of it is
         // then one of the cut text (`cat README.md | wc -l` after a readbox cat).
         if matches!(tool.name, "wc" | "tail" | "grep") {
-            notes.push(format!(
+            f.notes.push(format!(
                 "- reads the pipe as it comes, which a readbox cat before it cuts at its cap: \
                  {} FILE reads a file whole",
                 tool.name
             ));
         }
     }
-    let mut text = call_of_values(tool, &values, instead.as_deref())?;
+    let mut text = call_of_values(tool, &values, f.instead.as_deref())?;
     // Notes follow the call as parts of their own, so that the call can be copied as it is.
-    for note in notes {
+    for note in f.notes {
         text.push_str("; ");
         text.push_str(&note);
     }
