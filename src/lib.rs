@@ -153,10 +153,10 @@ impl Answer {
 /// What the standard library's `main` prepares before a Rust `main`, for the binary's C `main`.
 ///
 /// The binary's C `main` starts [`run`] without it (std's own preparation reads `/proc/self/maps`
-/// to find the main thread's stack, a fifth of a small call's instructions). Standard input, output
-/// and error that are closed are opened on `/dev/null`, so that no file readbox opens takes their
-/// numbers, and SIGPIPE is ignored, so that a write to a closed pipe is an error and not the end of
-/// the process.
+/// to find the main thread's stack: about 100,000 instructions of a small call).
+/// Standard input, output and error that are closed are opened on `/dev/null`, so that no file
+/// readbox opens takes their numbers, and SIGPIPE is ignored, so that a write to a closed pipe is
+/// an error and not the end of the process (docs/security.md#the-process-start).
 ///
 /// # Panics
 /// Aborts the process when `/dev/null` cannot be opened in place of a closed descriptor, as the
@@ -164,22 +164,25 @@ impl Answer {
 pub fn start_process() {
     use rustix::event::{PollFd, PollFlags, poll};
     use std::os::fd::BorrowedFd;
-    // SAFETY: 0, 1 and 2 are only polled, never closed or read here; a closed one answers POLLNVAL.
+    // SAFETY: 0, 1 and 2 are only looked at here, never closed or read; a closed one answers
+    // POLLNVAL to poll and EBADF to fcntl.
     let std_fds = unsafe { [0, 1, 2].map(|fd| BorrowedFd::borrow_raw(fd)) };
     let mut fds = std_fds.map(|fd| PollFd::from_borrowed_fd(fd, PollFlags::empty()));
-    if poll(&mut fds, Some(&rustix::event::Timespec::default())).is_ok() {
-        for fd in &fds {
-            if fd.revents().contains(PollFlags::NVAL) {
-                // The lowest free number is the closed one; the descriptor stays open for good.
-                match rustix::fs::open(
-                    "/dev/null",
-                    rustix::fs::OFlags::RDWR,
-                    rustix::fs::Mode::empty(),
-                ) {
-                    Ok(null) => std::mem::forget(null),
-                    Err(_) => std::process::abort(),
-                }
-            }
+    let closed: [bool; 3] = match poll(&mut fds, Some(&rustix::event::Timespec::default())) {
+        Ok(_) => std::array::from_fn(|i| fds[i].revents().contains(PollFlags::NVAL)),
+        // poll may be refused (a seccomp filter, no memory): each descriptor is asked on its own.
+        Err(_) => std_fds
+            .map(|fd| rustix::io::fcntl_getfd(fd).is_err_and(|e| e == rustix::io::Errno::BADF)),
+    };
+    for _ in closed.iter().filter(|&&c| c) {
+        // The lowest free number is the closed one; the descriptor stays open for good.
+        match rustix::fs::open(
+            "/dev/null",
+            rustix::fs::OFlags::RDWR,
+            rustix::fs::Mode::empty(),
+        ) {
+            Ok(null) => std::mem::forget(null),
+            Err(_) => std::process::abort(),
         }
     }
     unsafe extern "C" {
