@@ -1,11 +1,46 @@
 //! What the process makes sure of before a call runs (docs/security.md#the-process-start): a
-//! write to a pipe whose reader is gone stops the call quietly with its own status; SIGPIPE never
-//! ends the process.
+//! closed standard descriptor is taken by `/dev/null`, never by a file readbox opens, even where
+//! poll cannot say which are closed; and a write to a pipe whose reader is gone stops the call
+//! quietly with its own status, SIGPIPE never ends the process.
 
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::Stdio;
 
 use crate::support::TestEnv;
+
+#[test]
+fn a_closed_standard_output_is_never_taken_by_the_audit_log() {
+    // Under a limit of 2 descriptors, poll refuses to look at 3 of them (EINVAL): each one is
+    // asked on its own, `/dev/null` takes the closed descriptor 1, and no file can be opened
+    // after it. Were 1 left closed, the audit log would open as standard output and the answer
+    // would be appended to it.
+    let mut env = TestEnv::new();
+    env.write("a.txt", "alpha\n");
+    let log = crate::audit::audit_log(&mut env);
+    let mut c = env.readbox_command();
+    c.args(["cat", "a.txt"]).stderr(Stdio::piped());
+    // SAFETY: close(2) and setrlimit(2) are async-signal-safe.
+    unsafe {
+        c.pre_exec(|| {
+            libc::close(1);
+            let lim = libc::rlimit {
+                rlim_cur: 2,
+                rlim_max: 2,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raw const lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !logged.contains("\"output\""),
+        "the answer went into the audit log: {logged}"
+    );
+}
 
 #[test]
 fn a_pipe_nobody_reads_ends_the_call_with_a_status_not_sigpipe() {
