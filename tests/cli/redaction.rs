@@ -624,6 +624,25 @@ fn tail_shows_nothing_of_a_key_line_longer_than_the_read_budget() {
 }
 
 #[test]
+fn tail_after_a_long_key_block_charges_its_look_back_once() {
+    // The window's lines follow a key block of 1.3 MB: tail looks back through it all to know
+    // the block ended before them. It measures and then shows the window from one look back,
+    // so the budget pays for the block once, not twice.
+    let env = TestEnv::new();
+    let (block, material) = key_block(20_000);
+    let post: String = (0..5).map(|i| format!("post {i}\n")).collect();
+    let text = format!("pre\n{block}{post}");
+    env.write("k.txt", &text);
+    let budget = text.len() + text.len() / 4;
+    let mut env = env;
+    env.var("READBOX_MAX_READ_BYTES", &budget.to_string());
+    let a = env.both("tail", &["k.txt", "6"]);
+    let end = block.lines().last().unwrap();
+    a.ok(&format!("{end}\n{post}"));
+    assert_hidden(&a.output, &material[material.len() - 3..]);
+}
+
+#[test]
 fn diff_with_standard_input_never_compares_a_binary_side_as_bytes() {
     // A binary file holds what redaction cannot hide (and what it hides in its text parts): its
     // bytes compared with bytes piped in would confirm a guess of the whole file.
