@@ -628,13 +628,12 @@ fn tail_after_a_long_key_block_charges_its_look_back_once() {
     // The window's lines follow a key block of 1.3 MB: tail looks back through it all to know
     // the block ended before them. It measures and then shows the window from one look back,
     // so the budget pays for the block once, not twice.
-    let env = TestEnv::new();
+    let mut env = TestEnv::new();
     let (block, material) = key_block(20_000);
     let post: String = (0..5).map(|i| format!("post {i}\n")).collect();
     let text = format!("pre\n{block}{post}");
     env.write("k.txt", &text);
     let budget = text.len() + text.len() / 4;
-    let mut env = env;
     env.var("READBOX_MAX_READ_BYTES", &budget.to_string());
     let a = env.both("tail", &["k.txt", "6"]);
     let end = block.lines().last().unwrap();
