@@ -405,16 +405,7 @@ mod tests {
     /// The reference: serde_json's escaping of the lossy decoding, with DEL, C1 and bidi
     /// controls as `\uXXXX` on top.
     fn reference(raw: &[u8]) -> String {
-        let plain = serde_json::to_string(&String::from_utf8_lossy(raw)).unwrap();
-        let mut out = String::new();
-        for c in plain.chars() {
-            if is_hidden_control(c) {
-                out.push_str(&format!("\\u{:04x}", c as u32));
-            } else {
-                out.push(c);
-            }
-        }
-        out
+        json_document(&String::from_utf8_lossy(raw).into_owned().into())
     }
 
     /// Escapes `raw` whole and in two pieces split at `split`, with the unfinished sequence

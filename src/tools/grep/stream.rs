@@ -281,7 +281,7 @@ impl Stream<'_, '_> {
         head.extend_from_slice(format!(":{line_no}:").as_bytes());
         let mut again = filter.clone();
         again.start_long_line();
-        let (mut at, end) = span;
+        let (at, end) = span;
         let room = ctx.out.room().saturating_sub(head.len());
         let cap = ctx.out.cap() as u64;
         if end - at >= room as u64 && end - at + head.len() as u64 > cap {
@@ -292,21 +292,10 @@ impl Stream<'_, '_> {
             if let Some((from, to)) = self.search.window_span(shown, room) {
                 let mut text = Vec::new();
                 let mut pos = 0u64;
-                let mut block = vec![0u8; BLOCK];
                 // The shown text is read from the line's start (redaction needs what comes
                 // before), and kept only within the window.
-                while at < end && pos < to {
-                    let want = BLOCK.min(usize::try_from(end - at).unwrap_or(BLOCK));
-                    let n = ahead.read(&mut block[..want], at)?;
-                    if n == 0 {
-                        break;
-                    }
-                    at += n as u64;
-                    let piece = if at < end {
-                        again.long_piece(&block[..n]).into_owned()
-                    } else {
-                        without_newline(&again.end_long_line(&block[..n])).to_vec()
-                    };
+                let read_whole = shown_pieces(ahead, &mut again, at, end, |piece, last| {
+                    let piece = if last { without_newline(piece) } else { piece };
                     let (lo, hi) = (pos, pos + piece.len() as u64);
                     if hi > from {
                         let s = from.saturating_sub(lo) as usize;
@@ -314,8 +303,9 @@ impl Stream<'_, '_> {
                         text.extend_from_slice(&piece[s..e]);
                     }
                     pos = hi;
-                }
-                let whole = at >= end && pos <= to;
+                    Ok(pos < to)
+                })?;
+                let whole = read_whole && pos <= to;
                 let mut out = head;
                 let (shown, (s, e)) = mark_cuts(&text, from > 0, !whole);
                 out.extend_from_slice(&shown);
@@ -332,28 +322,45 @@ impl Stream<'_, '_> {
             }
         }
         ctx.out.push(&head)?;
-        let mut block = vec![0u8; BLOCK];
-        while at < end {
-            let want = BLOCK.min(usize::try_from(end - at).unwrap_or(BLOCK));
-            let n = ahead.read(&mut block[..want], at)?;
-            if n == 0 {
-                break;
-            }
-            at += n as u64;
-            let shown = if at < end {
-                again.long_piece(&block[..n]).into_owned()
-            } else {
-                again.end_long_line(&block[..n]).into_owned()
-            };
-            // The line's own `\n` goes out after it, alone.
-            ctx.out.push(if at >= end {
-                without_newline(&shown)
-            } else {
-                &shown
-            })?;
-        }
+        // The line's own `\n` goes out after it, alone.
+        shown_pieces(ahead, &mut again, at, end, |piece, last| {
+            ctx.out
+                .push(if last { without_newline(piece) } else { piece })?;
+            Ok(true)
+        })?;
         ctx.out.push(b"\n")
     }
+}
+
+/// Reads the long line at offsets `at..end` again through `ahead`, a block at a time, and hands
+/// `f` each piece as `again` shows it, the last one (with the line's `\n`) marked `true`; `f`
+/// answers whether to go on. Returns whether the line was read to its end.
+fn shown_pieces(
+    ahead: &Ahead,
+    again: &mut Filter,
+    mut at: u64,
+    end: u64,
+    mut f: impl FnMut(&[u8], bool) -> Result<bool, Stop>,
+) -> Result<bool, Stop> {
+    let mut block = vec![0u8; BLOCK];
+    while at < end {
+        let want = BLOCK.min(usize::try_from(end - at).unwrap_or(BLOCK));
+        let n = ahead.read(&mut block[..want], at)?;
+        if n == 0 {
+            break;
+        }
+        at += n as u64;
+        let last = at >= end;
+        let shown = if last {
+            again.end_long_line(&block[..n])
+        } else {
+            again.long_piece(&block[..n])
+        };
+        if !f(&shown, last)? {
+            break;
+        }
+    }
+    Ok(at >= end)
 }
 
 /// What [`Stream::run`] found: whether a line matched, and whether a walked file was
