@@ -7,17 +7,19 @@
 //! This is a second wall behind the gate, not a replacement: excludes, `stat` and hardlinks are
 //! still the gate's job, since Landlock cannot express them. Where the kernel has no Landlock the
 //! restriction is best effort, unless the policy says `sandbox = "require"`.
+//!
+//! The three system calls are made here, after the kernel's `linux/landlock.h`, rather than
+//! through the `landlock` crate: that crate builds two procedural macros, and a procedural macro
+//! cannot be built where the whole build links statically, as readbox's does (README,
+//! Performance). What the crate would add, a right dropped where the kernel's ABI lacks it, is
+//! [`fs_rights`] and [`net_rights`] below.
 
-use std::os::fd::AsFd;
-
-use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus, PathBeneath,
-    Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
-};
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
 /// The Landlock ABI whose rights readbox handles (Linux 6.10: filesystem, ioctl on devices,
 /// TCP). Rights of newer ABIs stay unhandled, so the ruleset means the same on every kernel.
-pub const PINNED_ABI: ABI = ABI::V5;
+pub const PINNED_ABI: u32 = 5;
 
 /// What the restriction achieved, as `readbox policy` reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,15 +45,63 @@ impl Enforcement {
     }
 }
 
+/// The filesystem rights (`LANDLOCK_ACCESS_FS_*`), one bit each.
+mod fs {
+    pub const EXECUTE: u64 = 1 << 0;
+    pub const WRITE_FILE: u64 = 1 << 1;
+    pub const READ_FILE: u64 = 1 << 2;
+    pub const READ_DIR: u64 = 1 << 3;
+    /// `REMOVE_DIR` (bit 4) to `MAKE_SYM` (bit 12): ABI 1's other rights.
+    pub const ABI1_REST: u64 = 0x1ff0;
+    pub const REFER: u64 = 1 << 13;
+    pub const TRUNCATE: u64 = 1 << 14;
+    pub const IOCTL_DEV: u64 = 1 << 15;
+}
+
+/// The TCP rights of ABI 4 (`LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP`).
+const NET_TCP: u64 = 0b11;
+
+/// Every filesystem right that ABI `abi` knows: 1 brought 13, 2 `REFER`, 3 `TRUNCATE`,
+/// 5 `IOCTL_DEV`.
+fn fs_rights(abi: u32) -> u64 {
+    let mut rights = fs::EXECUTE | fs::WRITE_FILE | fs::READ_FILE | fs::READ_DIR | fs::ABI1_REST;
+    for (since, right) in [(2, fs::REFER), (3, fs::TRUNCATE), (5, fs::IOCTL_DEV)] {
+        if abi >= since {
+            rights |= right;
+        }
+    }
+    rights
+}
+
+/// Every network right that ABI `abi` knows (TCP from ABI 4).
+fn net_rights(abi: u32) -> u64 {
+    if abi >= 4 { NET_TCP } else { 0 }
+}
+
+/// `struct landlock_ruleset_attr` up to ABI 5.
+#[repr(C)]
+struct RulesetAttr {
+    handled_access_fs: u64,
+    handled_access_net: u64,
+}
+
+/// `struct landlock_path_beneath_attr` (packed in the kernel's header).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+const CREATE_RULESET_VERSION: u32 = 1 << 0;
+const RULE_PATH_BENEATH: libc::c_long = 1;
+
 /// Restricts the calling thread, and the threads it starts later, to reading files and listing
 /// directories beneath `roots` (directory handles; `O_PATH` handles are fine).
 ///
 /// Call it before starting any thread: threads that already run keep their rights.
 pub fn restrict<F: AsFd>(roots: &[F]) -> Enforcement {
-    match try_restrict(roots) {
-        Ok(e) => e,
-        Err(e) => Enforcement::None(e.to_string()),
-    }
+    let read = fs::READ_FILE | fs::READ_DIR;
+    restrict_to(fs_rights, roots, read)
 }
 
 /// Restricts the calling thread and what it starts to writing only the files `writable`, no TCP.
@@ -62,46 +112,126 @@ pub fn restrict<F: AsFd>(roots: &[F]) -> Enforcement {
 ///
 /// Call it before starting any thread.
 pub fn restrict_writes<F: AsFd>(writable: &[F]) -> Enforcement {
-    let attempt = || -> Result<Enforcement, landlock::RulesetError> {
-        let mut ruleset = Ruleset::default()
-            .set_compatibility(CompatLevel::BestEffort)
-            .handle_access(AccessFs::from_write(PINNED_ABI))?
-            .handle_access(AccessNet::from_all(PINNED_ABI))?
-            .create()?;
-        for fd in writable {
-            ruleset = ruleset.add_rule(PathBeneath::new(fd.as_fd(), AccessFs::WriteFile))?;
+    let writes = |abi| fs_rights(abi) & !(fs::EXECUTE | fs::READ_FILE | fs::READ_DIR);
+    restrict_to(writes, writable, fs::WRITE_FILE)
+}
+
+/// Handles the rights `handled(abi)` of the kernel's ABI (at most [`PINNED_ABI`]) and every TCP
+/// right it knows, grants `granted` beneath each of `beneath`, and restricts the calling thread.
+fn restrict_to<F: AsFd>(handled: fn(u32) -> u64, beneath: &[F], granted: u64) -> Enforcement {
+    let abi = match abi_version() {
+        Ok(abi) => abi,
+        Err(e) => {
+            return Enforcement::None(match e.raw_os_error() {
+                Some(libc::ENOSYS) => "this kernel has no Landlock".into(),
+                Some(libc::EOPNOTSUPP) => "Landlock is not enabled in this kernel".into(),
+                _ => format!("the kernel refused Landlock ({e})"),
+            });
         }
-        Ok(status_of(ruleset.restrict_self()?))
     };
-    attempt().unwrap_or_else(|e| Enforcement::None(e.to_string()))
-}
-
-fn try_restrict<F: AsFd>(roots: &[F]) -> Result<Enforcement, landlock::RulesetError> {
-    let read = AccessFs::ReadFile | AccessFs::ReadDir;
-    let mut ruleset = Ruleset::default()
-        .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(AccessFs::from_all(PINNED_ABI))?
-        .handle_access(AccessNet::from_all(PINNED_ABI))?
-        .create()?;
-    for fd in roots {
-        ruleset = ruleset.add_rule(PathBeneath::new(fd.as_fd(), read))?;
+    let known = abi.min(PINNED_ABI);
+    let attr = RulesetAttr {
+        handled_access_fs: handled(known),
+        handled_access_net: net_rights(known),
+    };
+    match apply(&attr, beneath, granted) {
+        Ok(()) if abi >= PINNED_ABI => Enforcement::Full,
+        Ok(()) => Enforcement::Partial,
+        Err(e) => Enforcement::None(format!("the kernel refused the ruleset ({e})")),
     }
-    Ok(status_of(ruleset.restrict_self()?))
 }
 
-/// What the kernel said of a ruleset.
-fn status_of(status: landlock::RestrictionStatus) -> Enforcement {
-    match (status.ruleset, status.landlock) {
-        (RulesetStatus::FullyEnforced, _) => Enforcement::Full,
-        (RulesetStatus::PartiallyEnforced, _) => Enforcement::Partial,
-        (RulesetStatus::NotEnforced, LandlockStatus::NotEnabled) => {
-            Enforcement::None("Landlock is not enabled in this kernel".into())
+/// The kernel's Landlock ABI version.
+fn abi_version() -> io::Result<u32> {
+    // SAFETY: the version query takes no attribute (NULL, size 0) and only the version flag.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<RulesetAttr>(),
+            0usize,
+            CREATE_RULESET_VERSION,
+        )
+    };
+    match u32::try_from(v) {
+        Ok(v) if v > 0 => Ok(v),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
+/// Creates the ruleset `attr`, adds a rule granting `granted` beneath each of `beneath`, and
+/// restricts the calling thread (after `no_new_privs`, which Landlock requires of an
+/// unprivileged process).
+fn apply<F: AsFd>(attr: &RulesetAttr, beneath: &[F], granted: u64) -> io::Result<()> {
+    // An ABI without network rights refuses an attribute that names them (E2BIG for the larger
+    // size): then only the filesystem half is passed.
+    let size = if attr.handled_access_net == 0 {
+        std::mem::size_of::<u64>()
+    } else {
+        std::mem::size_of::<RulesetAttr>()
+    };
+    // SAFETY: `attr` is a live `landlock_ruleset_attr` of at least `size` bytes.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::from_ref(attr),
+            size,
+            0u32,
+        )
+    };
+    let fd = libc::c_int::try_from(fd)
+        .ok()
+        .filter(|fd| *fd >= 0)
+        .ok_or_else(io::Error::last_os_error)?;
+    // SAFETY: the kernel just returned this descriptor, and nothing else owns it.
+    let ruleset = unsafe { OwnedFd::from_raw_fd(fd) };
+    for dir in beneath {
+        let rule = PathBeneathAttr {
+            allowed_access: granted & attr.handled_access_fs,
+            parent_fd: dir.as_fd().as_raw_fd(),
+        };
+        // SAFETY: `rule` is a live `landlock_path_beneath_attr`; both descriptors are open.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_add_rule,
+                ruleset.as_raw_fd(),
+                RULE_PATH_BENEATH,
+                std::ptr::from_ref(&rule),
+                0u32,
+            )
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
         }
-        (RulesetStatus::NotEnforced, LandlockStatus::NotImplemented) => {
-            Enforcement::None("this kernel has no Landlock".into())
-        }
-        (RulesetStatus::NotEnforced, _) => {
-            Enforcement::None("the kernel refused the ruleset".into())
-        }
+    }
+    // SAFETY: prctl with integer arguments only.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the ruleset descriptor is open; no flags.
+    if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_abi_adds_its_rights_and_the_pinned_one_handles_sixteen() {
+        // The values of linux/landlock.h: ABI 1 handled bits 0..=12.
+        assert_eq!(fs_rights(1), 0x1fff);
+        assert_eq!(fs_rights(2), 0x3fff);
+        assert_eq!(fs_rights(3), 0x7fff);
+        assert_eq!(fs_rights(4), 0x7fff);
+        assert_eq!(fs_rights(PINNED_ABI), 0xffff);
+        assert_eq!((net_rights(3), net_rights(4)), (0, 0b11));
+    }
+
+    #[test]
+    fn the_attributes_have_the_kernels_layout() {
+        assert_eq!(std::mem::size_of::<RulesetAttr>(), 16);
+        assert_eq!(std::mem::size_of::<PathBeneathAttr>(), 12);
     }
 }
