@@ -233,8 +233,8 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         Invocation::Meta(Meta::Mcp, words) => return mcp::serve(&words),
         Invocation::Meta(m, words) => ("readbox".to_string(), None, Some(m), words),
     };
-    // The deadline holds from the first read: a config file on a filesystem whose reads block
-    // still gets an answer (docs/contract.md#limits).
+    // The deadline holds from the first read: a config file, an audit log or a root on a
+    // filesystem whose reads block still gets an answer (docs/contract.md#limits).
     let loading = {
         let label = label.clone();
         Deadline::new(start, limits::early_seconds()).watch_start(move |e| {
@@ -243,11 +243,12 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             std::process::exit(status);
         })
     };
-    let loaded = Policy::load();
-    loading.end();
-    let policy = match loaded {
+    let policy = match Policy::load() {
         Ok(p) => p,
-        Err(e) => return answer_now(early, &label, "", Some(e), EXIT_ERROR),
+        Err(e) => {
+            loading.end();
+            return answer_now(early, &label, "", Some(e), EXIT_ERROR);
+        }
     };
     // Help and the version are for a person at a terminal: plain text there, unless a format
     // was chosen; a program reading them gets the envelope.
@@ -267,10 +268,17 @@ pub fn run(argv: Vec<OsString>) -> i32 {
     let audit = match &policy.audit_log {
         Some(path) => match audit::Log::open(path) {
             Ok(log) => Some(log),
-            Err(e) => return answer_now(policy.format, &label, "", Some(e), EXIT_ERROR),
+            Err(e) => {
+                loading.end();
+                return answer_now(policy.format, &label, "", Some(e), EXIT_ERROR);
+            }
         },
         None => None,
     };
+    let gate = policy.open_gate();
+    // The start is over. Its watchdog's thread, which Landlock does not restrict, ends meanwhile
+    // and is gone before the call reads anything (docs/security.md#budgets-and-the-watchdog).
+    let ending = loading.stop();
     // A meta command is recorded by its own name, never as `readbox` (docs/contract.md#audit-log).
     let record_tool = meta.map_or_else(|| label.clone(), |m| m.name().to_string());
     // `readbox sh` alone is a session: one call per command line read from standard input.
@@ -281,26 +289,33 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         && let Some(log) = &audit
         && let Err(e) = log.begin(&record)
     {
+        ending.join();
         return answer_now(policy.format, &label, "", Some(e), EXIT_ERROR);
     }
     let call = Arc::new(Answer::new(out, &label, audit, record));
     call.make_current();
-    let (error, status) = match policy.open_gate() {
-        Err(e) => (Some(e), EXIT_ERROR),
+    let (error, status) = match gate {
+        Err(e) => {
+            ending.join();
+            (Some(e), EXIT_ERROR)
+        }
         Ok(gate) => {
-            // Landlock before any other thread exists: threads started later inherit it.
+            // Landlock before any other thread starts: threads started later inherit it.
             let enforcement = if meta == Some(Meta::Install) {
                 Enforcement::None("install makes links, so it runs unrestricted".into())
             } else {
                 sandbox::restrict(&gate.root_handles())
             };
             if let Err(e) = policy.check_sandbox(&enforcement) {
+                ending.join();
                 (Some(e), EXIT_ERROR)
             } else {
                 if session {
+                    ending.join();
                     return shell_session(&policy, &gate, &call);
                 }
                 let _watch = watch(&call, start, policy.timeout);
+                ending.join();
                 let env = Env {
                     policy: &policy,
                     gate: &gate,

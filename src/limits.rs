@@ -200,7 +200,8 @@ impl Deadline {
     }
 }
 
-/// The deadline of what runs before the policy is known (reading the config files).
+/// The deadline of what runs before the policy is known (reading the config files, opening the
+/// roots).
 ///
 /// It is the timeout that `READBOX_TIMEOUT` sets, if it is a valid one below the default, else the
 /// default (10 s). A config file may set a longer timeout, but reading it never takes that long
@@ -215,10 +216,10 @@ pub fn early_seconds() -> f64 {
 }
 
 impl Deadline {
-    /// Watches the start of a process (see [`early_seconds`]) on a thread that ends as soon as
-    /// [`Early::end`] is called, so that no thread is left when Landlock restricts the process
-    /// (threads that already run keep their rights). At the deadline `on_timeout` runs there (it
-    /// answers and ends the process).
+    /// Watches the start of a process (see [`early_seconds`]) on a thread that ends when told
+    /// ([`Early::end`], or [`Early::stop`] and then [`Ending::join`]). Landlock restricts only
+    /// the threads that start after it, so this one must be gone before the call reads anything.
+    /// At the deadline `on_timeout` runs there (it answers and ends the process).
     pub fn watch_start(self, on_timeout: impl FnOnce(Error) + Send + 'static) -> Early {
         let done = Arc::new(AtomicBool::new(false));
         let watched = done.clone();
@@ -253,9 +254,35 @@ impl Early {
     /// The start is over: the watchdog's thread ends, and is gone when this returns (unless it
     /// is answering the timeout, and then the process ends with it).
     pub fn end(self) {
+        self.stop().join();
+    }
+
+    /// Tells the watchdog's thread to end, without waiting for it: work that needs no watch
+    /// (Landlock's system calls, the start of the call's own watchdog) overlaps its exit, so that
+    /// [`Ending::join`] seldom has to wait.
+    pub fn stop(self) -> Ending {
         self.done.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread {
+        if let Some(t) = &self.thread {
             t.thread().unpark();
+        }
+        Ending {
+            thread: self.thread,
+        }
+    }
+}
+
+/// A start watchdog told to end ([`Early::stop`]), whose thread may still be there.
+#[derive(Debug)]
+#[must_use = "join it before the call reads anything: its thread is not under Landlock"]
+pub struct Ending {
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Ending {
+    /// Waits until the watchdog's thread is gone (unless it is answering the timeout, and then
+    /// the process ends with it).
+    pub fn join(self) {
+        if let Some(t) = self.thread {
             let _ = t.join();
         }
     }

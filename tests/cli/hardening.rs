@@ -394,6 +394,7 @@ pub(crate) fn alias_root(env: &TestEnv) -> Option<crate::fuse::AliasFs> {
     std::fs::write(src.join(".ssh/id_rsa"), "CANARY-SECRET-ssh\n").unwrap();
     std::fs::write(src.join("a.txt"), "hello\n").unwrap();
     std::fs::write(src.join("slow.txt"), "never read\n").unwrap();
+    std::fs::create_dir_all(src.join("slowdir")).unwrap();
     crate::fuse::AliasFs::mount(&src, &env.root())
 }
 
@@ -442,7 +443,7 @@ fn excludes_hold_where_the_filesystem_drops_trailing_dots_and_spaces_and_folds_c
 }
 
 #[test]
-fn the_deadline_holds_from_the_first_read_of_a_config_file_to_a_read_that_blocks() {
+fn the_deadline_holds_from_the_start_through_a_config_file_or_a_root_that_blocks() {
     let mut env = TestEnv::new();
     let Some(_fs) = alias_root(&env) else { return };
     env.var("READBOX_TIMEOUT", "1");
@@ -472,6 +473,12 @@ fn the_deadline_holds_from_the_first_read_of_a_config_file_to_a_read_that_blocks
         (v, child)
     };
     let (v, _slow) = timed(&["cat", "slow.txt"], &env);
+    assert_eq!(v["error"], "timeout: the call took longer than 1 s");
+    // A root whose file system does not answer when its handle is examined, after the config
+    // files are read and before the call's own watchdog starts.
+    env.var("READBOX_ROOTS", &s(&env.p("slowdir")));
+    env.cd(&s(&env.p("slowdir")));
+    let (v, _root) = timed(&["pwd"], &env);
     assert_eq!(v["error"], "timeout: the call took longer than 1 s");
     // A config file whose read blocks: the deadline started before it was read.
     env.var("READBOX_CONFIG", &s(&env.p("slow.txt")));

@@ -8,8 +8,9 @@ drivers and Windows shares do, and that has a file whose reads block.
   letters or digits, as 8.3 names are made) opens the Nth entry, in sorted order, whose name
   without dots starts with STEM in capitals: `SSH~1` opens `.ssh`. Listings give the real names.
 - Inode numbers are the source's (`use_ino`), so every name of an object gives the same one.
-- Reading any file named `slow*` blocks until the file system is unmounted (or for an hour): a
-  read that holds its caller in the kernel.
+- Reading any file named `slow*`, or asking for the file system's figures (`statfs`) through a
+  directory named `slow*`, blocks until the file system is unmounted (or for an hour): a call
+  that holds its caller in the kernel.
 
 It needs the mfusepy package (libfuse 3 through ctypes) and /dev/fuse; it prints `ready` on
 standard output once mounted.
@@ -79,6 +80,9 @@ class AliasFS(fuse.Operations):
         return 0
 
     def statfs(self, path):
+        if os.path.basename(self._real(path)).startswith("slow"):
+            self.unmounted.wait(3600)
+            raise fuse.FuseOSError(errno.EIO)
         st = os.statvfs(self.source)
         return {k: getattr(st, k) for k in ("f_bsize", "f_frsize", "f_blocks", "f_bfree",
                                             "f_bavail", "f_files", "f_ffree", "f_namemax")}
