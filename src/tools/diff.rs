@@ -206,8 +206,9 @@ fn same_bytes(ctx: &Ctx<'_>, a: &Side, b: &Side) -> Result<bool, Error> {
 fn read_all(ctx: &Ctx<'_>, side: Side) -> Result<Vec<u8>, Error> {
     let Side { path, content, .. } = side;
     let data = match content {
-        Content::File { file, .. } => {
-            let mut data = Vec::new();
+        Content::File { file, size } => {
+            // Room for the file as it was when opened (at most 16 MiB up front): no copy as it grows.
+            let mut data = Vec::with_capacity(usize::try_from(size.min(1 << 24)).unwrap_or(0));
             let mut newlines = 0;
             for_each_block(file, &path, ctx.budget, |block| {
                 newlines += memchr::memchr_iter(b'\n', block).count();
@@ -243,7 +244,8 @@ fn shown_lines(filter: &mut Filter, data: &[u8]) -> Option<Vec<ShownLine>> {
     // The hidden lines of a key block follow its marker line.
     let mut marker = Tally::default();
     Some(
-        data.split_inclusive(|&c| c == b'\n')
+        lines(data)
+            .into_iter()
             .map(|line| {
                 let shown = filter.line(line);
                 let now = filter.tally().cloned().unwrap_or_default();
@@ -267,7 +269,16 @@ fn too_long(path: &str) -> Error {
 
 /// The lines of `data`, each with its terminator (the last one may have none).
 fn lines(data: &[u8]) -> Vec<&[u8]> {
-    data.split_inclusive(|&b| b == b'\n').collect()
+    let mut lines = Vec::with_capacity(memchr::memchr_iter(b'\n', data).count() + 1);
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', data) {
+        lines.push(&data[start..=end]);
+        start = end + 1;
+    }
+    if start < data.len() {
+        lines.push(&data[start..]);
+    }
+    lines
 }
 
 /// A hunk range as GNU diff writes it: `start,count`, `start` alone when count is 1, and the
@@ -586,6 +597,22 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_keep_their_terminators_and_an_unterminated_last_line() {
+        for data in [
+            &b""[..],
+            b"\n",
+            b"a",
+            b"a\n",
+            b"a\nb",
+            b"a\n\nb\n",
+            b"\r\n\r\nx\r",
+        ] {
+            let expected: Vec<&[u8]> = data.split_inclusive(|&c| c == b'\n').collect();
+            assert_eq!(lines(data), expected, "{data:?}");
+        }
+    }
 
     #[test]
     fn ranges_as_gnu_diff() {
