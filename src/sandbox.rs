@@ -119,16 +119,23 @@ pub fn restrict_writes<F: AsFd>(writable: &[F]) -> Enforcement {
 /// Handles the rights `handled(abi)` of the kernel's ABI (at most [`PINNED_ABI`]) and every TCP
 /// right it knows, grants `granted` beneath each of `beneath`, and restricts the calling thread.
 fn restrict_to<F: AsFd>(handled: fn(u32) -> u64, beneath: &[F], granted: u64) -> Enforcement {
-    let abi = match abi_version() {
-        Ok(abi) => abi,
-        Err(e) => {
-            return Enforcement::None(match e.raw_os_error() {
-                Some(libc::ENOSYS) => "this kernel has no Landlock".into(),
-                Some(libc::EOPNOTSUPP) => "Landlock is not enabled in this kernel".into(),
-                _ => format!("the kernel refused Landlock ({e})"),
-            });
-        }
-    };
+    match abi_version() {
+        Ok(abi) => restrict_as(abi, handled, beneath, granted),
+        Err(e) => Enforcement::None(match e.raw_os_error() {
+            Some(libc::ENOSYS) => "this kernel has no Landlock".into(),
+            Some(libc::EOPNOTSUPP) => "Landlock is not enabled in this kernel".into(),
+            _ => format!("the kernel refused Landlock ({e})"),
+        }),
+    }
+}
+
+/// [`restrict_to`] on a kernel whose Landlock ABI is `abi`.
+fn restrict_as<F: AsFd>(
+    abi: u32,
+    handled: fn(u32) -> u64,
+    beneath: &[F],
+    granted: u64,
+) -> Enforcement {
     let known = abi.min(PINNED_ABI);
     let attr = RulesetAttr {
         handled_access_fs: handled(known),
@@ -227,6 +234,33 @@ mod tests {
         assert_eq!(fs_rights(4), 0x7fff);
         assert_eq!(fs_rights(PINNED_ABI), 0xffff);
         assert_eq!((net_rights(3), net_rights(4)), (0, 0b11));
+    }
+
+    #[test]
+    fn a_ruleset_of_an_older_abi_is_sized_for_it_and_still_confines() {
+        // Landlock restricts only the calling thread: one started here, so that this one can
+        // still remove the files afterwards.
+        let Ok(abi) = abi_version() else {
+            eprintln!("note: this kernel has no Landlock; nothing to check");
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let (inside, outside) = (dir.path().join("inside"), dir.path().join("outside"));
+        std::fs::create_dir(&inside).unwrap();
+        std::fs::write(inside.join("a"), "a").unwrap();
+        std::fs::write(&outside, "b").unwrap();
+        let root = std::fs::File::open(&inside).unwrap();
+        let confined = std::thread::spawn(move || {
+            // ABI 3 has no network rights: the attribute is the 8 bytes of its filesystem half.
+            let read = fs::READ_FILE | fs::READ_DIR;
+            let enforced = restrict_as(abi.min(3), fs_rights, &[root], read);
+            let outside = std::fs::read(&outside).map_err(|e| e.kind());
+            (enforced, std::fs::read(inside.join("a")).ok(), outside)
+        });
+        let (enforced, inside, outside) = confined.join().unwrap();
+        assert_eq!(enforced, Enforcement::Partial);
+        assert_eq!(inside.as_deref(), Some(&b"a"[..]));
+        assert_eq!(outside, Err(io::ErrorKind::PermissionDenied));
     }
 
     #[test]
