@@ -71,7 +71,7 @@ use invoke::Words;
 use limits::{Budget, Deadline, LOCK_GRACE, Watch};
 use policy::Policy;
 use resolve::Gate;
-use sandbox::Enforcement;
+use sandbox::{Enforcement, Ruleset};
 use tools::{Runs, Tool};
 
 pub use error::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_SUCCESS, EXIT_UNKNOWN};
@@ -276,9 +276,6 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         None => None,
     };
     let gate = policy.open_gate();
-    // The start is over. Its watchdog's thread, which Landlock does not restrict, ends meanwhile
-    // and is gone before the call reads anything (docs/security.md#budgets-and-the-watchdog).
-    let ending = loading.stop();
     // A meta command is recorded by its own name, never as `readbox` (docs/contract.md#audit-log).
     let record_tool = meta.map_or_else(|| label.clone(), |m| m.name().to_string());
     // `readbox sh` alone is a session: one call per command line read from standard input.
@@ -289,33 +286,39 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         && let Some(log) = &audit
         && let Err(e) = log.begin(&record)
     {
-        ending.join();
+        loading.end();
         return answer_now(policy.format, &label, "", Some(e), EXIT_ERROR);
     }
     let call = Arc::new(Answer::new(out, &label, audit, record));
     call.make_current();
     let (error, status) = match gate {
         Err(e) => {
-            ending.join();
+            loading.end();
             (Some(e), EXIT_ERROR)
         }
         Ok(gate) => {
-            // Landlock before any other thread starts: threads started later inherit it.
-            let enforcement = if meta == Some(Meta::Install) {
-                Enforcement::None("install makes links, so it runs unrestricted".into())
+            // Landlock before any other thread starts: threads started later inherit it. The
+            // start's watchdog, already there, restricts itself too before the call reads
+            // (docs/security.md#budgets-and-the-watchdog).
+            let ruleset = if meta == Some(Meta::Install) {
+                Ruleset::none("install makes links, so it runs unrestricted".into())
             } else {
-                sandbox::restrict(&gate.root_handles())
+                Ruleset::read_only(&gate.root_handles())
             };
+            let enforcement = ruleset.enter();
             if let Err(e) = policy.check_sandbox(&enforcement) {
-                ending.join();
+                loading.end();
                 (Some(e), EXIT_ERROR)
             } else {
                 if session {
-                    ending.join();
+                    loading.end();
                     return shell_session(&policy, &gate, &call);
                 }
-                let _watch = watch(&call, start, policy.timeout);
-                ending.join();
+                let _watch = loading.hand_over(
+                    entered_as(ruleset, &enforcement),
+                    Deadline::new(start, policy.timeout),
+                    at_deadline(&call),
+                );
                 let env = Env {
                     policy: &policy,
                     gate: &gate,
@@ -356,13 +359,26 @@ fn new_output(policy: &Policy, format: Format, shell: bool) -> Output {
 
 /// Starts the watchdog of `call`: at the deadline it answers for the call and ends the process.
 fn watch(call: &Arc<Answer>, start: Instant, seconds: f64) -> Watch {
+    Deadline::new(start, seconds).watch(at_deadline(call))
+}
+
+/// What the watchdog of `call` does at the deadline: it answers for the call and ends the process.
+fn at_deadline(call: &Arc<Answer>) -> impl FnOnce(Error) + Send + 'static {
     let watched = call.clone();
-    Deadline::new(start, seconds).watch(move |err| {
+    move |err| {
         if let Some(status) = watched.give(Some(err), EXIT_ERROR, Some(LOCK_GRACE)) {
             envelope::release_stdio();
             std::process::exit(status);
         }
-    })
+    }
+}
+
+/// How the start's watchdog restricts its own thread as the main thread was restricted
+/// (`main`): by `ruleset` where it held, by nothing where it did not (then neither thread is
+/// under Landlock). Answers whether it matched the main thread.
+fn entered_as(ruleset: Ruleset, main: &Enforcement) -> impl FnOnce() -> bool + Send + 'static {
+    let restricted = !matches!(main, Enforcement::None(_));
+    move || !restricted || !matches!(ruleset.enter(), Enforcement::None(_))
 }
 
 /// The longest command line a `readbox sh` session reads (1 MiB): a longer one is refused,

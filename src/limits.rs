@@ -8,8 +8,8 @@
 //! timeout: it answers for the call at the deadline even when the main thread is blocked in a read,
 //! and ends the process soon after even when the answer cannot be written.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::error::{EXIT_ERROR, Error};
@@ -175,28 +175,34 @@ impl Deadline {
     /// command line, so that the next line has a deadline of its own.
     pub fn watch(self, on_timeout: impl FnOnce(Error) + Send + 'static) -> Watch {
         let done = Arc::new(AtomicBool::new(false));
-        let (watched, backstopped) = (done.clone(), done.clone());
+        let watched = done.clone();
         let spawned = std::thread::Builder::new()
             .name("readbox-watchdog".into())
-            .spawn(move || {
-                sleep_until(self.at);
-                if watched.load(Ordering::SeqCst) {
-                    return;
-                }
-                let backstop = std::thread::Builder::new()
-                    .name("readbox-backstop".into())
-                    .spawn(move || {
-                        sleep_until(self.at.checked_add(EXIT_GRACE).unwrap_or(self.at));
-                        if !backstopped.load(Ordering::SeqCst) {
-                            std::process::exit(EXIT_ERROR);
-                        }
-                    });
-                drop(backstop);
-                on_timeout(self.error());
-            });
+            .spawn(move || self.guard(&watched, on_timeout));
         // Without a watchdog thread the call still has every other limit; say nothing.
         drop(spawned);
         Watch { done }
+    }
+
+    /// The watchdog's work, on its thread: at the deadline, unless `done` is set by then, runs
+    /// `on_timeout`, with a last thread that ends the process [`EXIT_GRACE`] later if it is still
+    /// there.
+    fn guard(self, done: &Arc<AtomicBool>, on_timeout: impl FnOnce(Error)) {
+        sleep_until(self.at);
+        if done.load(Ordering::SeqCst) {
+            return;
+        }
+        let backstopped = done.clone();
+        let backstop = std::thread::Builder::new()
+            .name("readbox-backstop".into())
+            .spawn(move || {
+                sleep_until(self.at.checked_add(EXIT_GRACE).unwrap_or(self.at));
+                if !backstopped.load(Ordering::SeqCst) {
+                    std::process::exit(EXIT_ERROR);
+                }
+            });
+        drop(backstop);
+        on_timeout(self.error());
     }
 }
 
@@ -216,18 +222,24 @@ pub fn early_seconds() -> f64 {
 }
 
 impl Deadline {
-    /// Watches the start of a process (see [`early_seconds`]) on a thread that ends when told
-    /// ([`Early::end`], or [`Early::stop`] and then [`Ending::join`]). Landlock restricts only
-    /// the threads that start after it, so this one must be gone before the call reads anything.
-    /// At the deadline `on_timeout` runs there (it answers and ends the process).
+    /// Watches the start of a process (see [`early_seconds`]) on a thread of its own. At the
+    /// deadline `on_timeout` runs there (it answers and ends the process).
+    ///
+    /// Landlock restricts only the thread that asks and the threads it starts later, and this one
+    /// starts before: so it either ends ([`Early::end`]) or restricts itself and goes on as the
+    /// call's watchdog ([`Early::hand_over`]) before the call reads anything.
     pub fn watch_start(self, on_timeout: impl FnOnce(Error) + Send + 'static) -> Early {
-        let done = Arc::new(AtomicBool::new(false));
-        let watched = done.clone();
+        let shared = Arc::new(Start::default());
+        let watched = shared.clone();
         let thread = std::thread::Builder::new()
-            .name("readbox-start-watchdog".into())
+            .name("readbox-watchdog".into())
             .spawn(move || {
                 loop {
-                    if watched.load(Ordering::SeqCst) {
+                    let next = watched.next.lock().ok().and_then(|mut n| n.take());
+                    if let Some(next) = next {
+                        return Start::take_over(&watched, next);
+                    }
+                    if watched.done.load(Ordering::SeqCst) {
                         return;
                     }
                     let now = Instant::now();
@@ -239,51 +251,139 @@ impl Deadline {
                 on_timeout(self.error());
             })
             .ok();
-        Early { done, thread }
+        Early { shared, thread }
+    }
+}
+
+/// The call's watch, handed to the start's watchdog ([`Early::hand_over`]).
+struct Next {
+    /// Restricts the calling thread as the main thread was; `false` if it could not.
+    enter: Box<dyn FnOnce() -> bool + Send>,
+    deadline: Deadline,
+    done: Arc<AtomicBool>,
+    on_timeout: Box<dyn FnOnce(Error) + Send>,
+}
+
+/// What the main thread and the start's watchdog share.
+#[derive(Default)]
+struct Start {
+    /// The start is over and the thread ends.
+    done: AtomicBool,
+    /// The call's watch, when the thread is to go on as its watchdog.
+    next: std::sync::Mutex<Option<Next>>,
+    /// The thread's word on [`Start::next`]: `Ok` once it restricted itself, or the watch back.
+    taken: std::sync::Mutex<Option<Result<(), Next>>>,
+    told: std::sync::Condvar,
+}
+
+impl std::fmt::Debug for Start {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Start")
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Start {
+    /// On the watchdog's thread: restricts itself, says so, and watches the call; or, if it could
+    /// not restrict itself, gives the watch back and ends.
+    fn take_over(&self, next: Next) {
+        let Next {
+            enter,
+            deadline,
+            done,
+            on_timeout,
+        } = next;
+        if enter() {
+            self.tell(Ok(()));
+            deadline.guard(&done, on_timeout);
+        } else {
+            self.tell(Err(Next {
+                enter: Box::new(|| false),
+                deadline,
+                done,
+                on_timeout,
+            }));
+        }
+    }
+
+    fn tell(&self, word: Result<(), Next>) {
+        *self.taken.lock().unwrap_or_else(PoisonError::into_inner) = Some(word);
+        self.told.notify_one();
     }
 }
 
 /// The watchdog of a process's start ([`Deadline::watch_start`]).
 #[derive(Debug)]
 pub struct Early {
-    done: Arc<AtomicBool>,
+    shared: Arc<Start>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Early {
-    /// The start is over: the watchdog's thread ends, and is gone when this returns (unless it
-    /// is answering the timeout, and then the process ends with it).
+    /// The start is over without a call to watch: the watchdog's thread ends, and is gone when
+    /// this returns (unless it is answering the timeout, and then the process ends with it).
     pub fn end(self) {
-        self.stop().join();
-    }
-
-    /// Tells the watchdog's thread to end, without waiting for it: work that needs no watch
-    /// (Landlock's system calls, the start of the call's own watchdog) overlaps its exit, so that
-    /// [`Ending::join`] seldom has to wait.
-    pub fn stop(self) -> Ending {
-        self.done.store(true, Ordering::SeqCst);
-        if let Some(t) = &self.thread {
-            t.thread().unpark();
-        }
-        Ending {
-            thread: self.thread,
-        }
-    }
-}
-
-/// A start watchdog told to end ([`Early::stop`]), whose thread may still be there.
-#[derive(Debug)]
-#[must_use = "join it before the call reads anything: its thread is not under Landlock"]
-pub struct Ending {
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Ending {
-    /// Waits until the watchdog's thread is gone (unless it is answering the timeout, and then
-    /// the process ends with it).
-    pub fn join(self) {
+        self.shared.done.store(true, Ordering::SeqCst);
         if let Some(t) = self.thread {
+            t.thread().unpark();
             let _ = t.join();
+        }
+    }
+
+    /// The start is over and the call begins: the watchdog's thread restricts itself with
+    /// `enter` (as the main thread has restricted itself; `enter` answers whether it could) and
+    /// goes on as the call's watchdog, running `on_timeout` at `deadline` unless the [`Watch`]
+    /// is done by then ([`Deadline::watch`]).
+    ///
+    /// Returns once the thread has restricted itself, so that no thread outside Landlock is left
+    /// when the call reads. A thread that could not is ended, and a new one (started by the
+    /// restricted main thread, so restricted too) takes the watch. One thread thus watches the
+    /// whole process, with no second thread to start and no first one to wait out.
+    pub fn hand_over(
+        self,
+        enter: impl FnOnce() -> bool + Send + 'static,
+        deadline: Deadline,
+        on_timeout: impl FnOnce(Error) + Send + 'static,
+    ) -> Watch {
+        let Some(thread) = self.thread else {
+            return deadline.watch(on_timeout);
+        };
+        let done = Arc::new(AtomicBool::new(false));
+        *self
+            .shared
+            .next
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Next {
+            enter: Box::new(enter),
+            deadline,
+            done: done.clone(),
+            on_timeout: Box::new(on_timeout),
+        });
+        thread.thread().unpark();
+        let mut taken = self
+            .shared
+            .taken
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let word = loop {
+            if let Some(word) = taken.take() {
+                break word;
+            }
+            taken = self
+                .shared
+                .told
+                .wait(taken)
+                .unwrap_or_else(PoisonError::into_inner);
+        };
+        drop(taken);
+        match word {
+            // The thread goes on watching, detached, as every call's watchdog is.
+            Ok(()) => Watch { done },
+            Err(next) => {
+                let _ = thread.join();
+                next.deadline.watch(next.on_timeout)
+            }
         }
     }
 }

@@ -100,8 +100,7 @@ const RULE_PATH_BENEATH: libc::c_long = 1;
 ///
 /// Call it before starting any thread: threads that already run keep their rights.
 pub fn restrict<F: AsFd>(roots: &[F]) -> Enforcement {
-    let read = fs::READ_FILE | fs::READ_DIR;
-    restrict_to(fs_rights, roots, read)
+    Ruleset::read_only(roots).enter()
 }
 
 /// Restricts the calling thread and what it starts to writing only the files `writable`, no TCP.
@@ -113,38 +112,89 @@ pub fn restrict<F: AsFd>(roots: &[F]) -> Enforcement {
 /// Call it before starting any thread.
 pub fn restrict_writes<F: AsFd>(writable: &[F]) -> Enforcement {
     let writes = |abi| fs_rights(abi) & !(fs::EXECUTE | fs::READ_FILE | fs::READ_DIR);
-    restrict_to(writes, writable, fs::WRITE_FILE)
+    Ruleset::new(writes, writable, fs::WRITE_FILE).enter()
 }
 
-/// Handles the rights `handled(abi)` of the kernel's ABI (at most [`PINNED_ABI`]) and every TCP
-/// right it knows, grants `granted` beneath each of `beneath`, and restricts the calling thread.
-fn restrict_to<F: AsFd>(handled: fn(u32) -> u64, beneath: &[F], granted: u64) -> Enforcement {
-    match abi_version() {
-        Ok(abi) => restrict_as(abi, handled, beneath, granted),
-        Err(e) => Enforcement::None(match e.raw_os_error() {
-            Some(libc::ENOSYS) => "this kernel has no Landlock".into(),
-            Some(libc::EOPNOTSUPP) => "Landlock is not enabled in this kernel".into(),
-            _ => format!("the kernel refused Landlock ({e})"),
-        }),
+/// A Landlock ruleset, made once and entered by each thread that restricts itself with it.
+///
+/// Those threads ([`Ruleset::enter`]) are the main thread and one that was already there, the
+/// start's watchdog (docs/security.md#budgets-and-the-watchdog).
+#[derive(Debug)]
+pub struct Ruleset {
+    /// `None` where nothing can be restricted, and `enforcement` says why.
+    fd: Option<OwnedFd>,
+    /// What entering it achieves.
+    enforcement: Enforcement,
+}
+
+impl Ruleset {
+    /// Reading files and listing directories beneath `roots`, as [`restrict`] grants.
+    pub fn read_only<F: AsFd>(roots: &[F]) -> Ruleset {
+        Ruleset::new(fs_rights, roots, fs::READ_FILE | fs::READ_DIR)
     }
-}
 
-/// [`restrict_to`] on a kernel whose Landlock ABI is `abi`.
-fn restrict_as<F: AsFd>(
-    abi: u32,
-    handled: fn(u32) -> u64,
-    beneath: &[F],
-    granted: u64,
-) -> Enforcement {
-    let known = abi.min(PINNED_ABI);
-    let attr = RulesetAttr {
-        handled_access_fs: handled(known),
-        handled_access_net: net_rights(known),
-    };
-    match apply(&attr, beneath, granted) {
-        Ok(()) if abi >= PINNED_ABI => Enforcement::Full,
-        Ok(()) => Enforcement::Partial,
-        Err(e) => Enforcement::None(format!("the kernel refused the ruleset ({e})")),
+    /// A ruleset that restricts nothing, for the reason `why`.
+    pub fn none(why: String) -> Ruleset {
+        Ruleset {
+            fd: None,
+            enforcement: Enforcement::None(why),
+        }
+    }
+
+    /// Handles the rights `handled(abi)` of the kernel's ABI (at most [`PINNED_ABI`]) and every
+    /// TCP right it knows, and grants `granted` beneath each of `beneath`.
+    fn new<F: AsFd>(handled: fn(u32) -> u64, beneath: &[F], granted: u64) -> Ruleset {
+        match abi_version() {
+            Ok(abi) => Ruleset::new_as(abi, handled, beneath, granted),
+            Err(e) => Ruleset::none(match e.raw_os_error() {
+                Some(libc::ENOSYS) => "this kernel has no Landlock".into(),
+                Some(libc::EOPNOTSUPP) => "Landlock is not enabled in this kernel".into(),
+                _ => format!("the kernel refused Landlock ({e})"),
+            }),
+        }
+    }
+
+    /// [`Ruleset::new`] on a kernel whose Landlock ABI is `abi`.
+    fn new_as<F: AsFd>(abi: u32, handled: fn(u32) -> u64, beneath: &[F], granted: u64) -> Ruleset {
+        let known = abi.min(PINNED_ABI);
+        let attr = RulesetAttr {
+            handled_access_fs: handled(known),
+            handled_access_net: net_rights(known),
+        };
+        match create(&attr, beneath, granted) {
+            Ok(fd) => Ruleset {
+                fd: Some(fd),
+                enforcement: if abi >= PINNED_ABI {
+                    Enforcement::Full
+                } else {
+                    Enforcement::Partial
+                },
+            },
+            Err(e) => Ruleset::none(format!("the kernel refused the ruleset ({e})")),
+        }
+    }
+
+    /// What entering the ruleset achieves.
+    pub fn enforcement(&self) -> &Enforcement {
+        &self.enforcement
+    }
+
+    /// Restricts the calling thread, and the threads it starts later, by this ruleset (after
+    /// `no_new_privs`, which Landlock requires of an unprivileged thread); answers what that
+    /// achieved.
+    pub fn enter(&self) -> Enforcement {
+        let Some(fd) = &self.fd else {
+            return self.enforcement.clone();
+        };
+        // SAFETY: prctl with integer arguments only; then the ruleset's open descriptor, no flags.
+        let refused = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0
+            || unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) }
+                != 0;
+        if refused {
+            let e = io::Error::last_os_error();
+            return Enforcement::None(format!("the kernel refused the ruleset ({e})"));
+        }
+        self.enforcement.clone()
     }
 }
 
@@ -165,10 +215,8 @@ fn abi_version() -> io::Result<u32> {
     }
 }
 
-/// Creates the ruleset `attr`, adds a rule granting `granted` beneath each of `beneath`, and
-/// restricts the calling thread (after `no_new_privs`, which Landlock requires of an
-/// unprivileged process).
-fn apply<F: AsFd>(attr: &RulesetAttr, beneath: &[F], granted: u64) -> io::Result<()> {
+/// Creates the ruleset `attr` with a rule granting `granted` beneath each of `beneath`.
+fn create<F: AsFd>(attr: &RulesetAttr, beneath: &[F], granted: u64) -> io::Result<OwnedFd> {
     // An ABI without network rights refuses an attribute that names them (E2BIG for the larger
     // size): then only the filesystem half is passed.
     let size = if attr.handled_access_net == 0 {
@@ -210,15 +258,7 @@ fn apply<F: AsFd>(attr: &RulesetAttr, beneath: &[F], granted: u64) -> io::Result
             return Err(io::Error::last_os_error());
         }
     }
-    // SAFETY: prctl with integer arguments only.
-    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the ruleset descriptor is open; no flags.
-    if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    Ok(ruleset)
 }
 
 #[cfg(test)]
@@ -253,7 +293,7 @@ mod tests {
         let confined = std::thread::spawn(move || {
             // ABI 3 has no network rights: the attribute is the 8 bytes of its filesystem half.
             let read = fs::READ_FILE | fs::READ_DIR;
-            let enforced = restrict_as(abi.min(3), fs_rights, &[root], read);
+            let enforced = Ruleset::new_as(abi.min(3), fs_rights, &[root], read).enter();
             let outside = std::fs::read(&outside).map_err(|e| e.kind());
             (enforced, std::fs::read(inside.join("a")).ok(), outside)
         });

@@ -1,7 +1,8 @@
 //! What the process makes sure of before a call runs (docs/security.md#the-process-start): a
 //! closed standard descriptor is taken by `/dev/null`, never by a file readbox opens, even where
-//! poll cannot say which are closed; and a write to a pipe whose reader is gone stops the call
-//! quietly with its own status, SIGPIPE never ends the process.
+//! poll cannot say which are closed; a write to a pipe whose reader is gone stops the call
+//! quietly with its own status, SIGPIPE never ends the process; and every thread is under
+//! Landlock before the call reads.
 
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::Stdio;
@@ -61,4 +62,65 @@ fn a_pipe_nobody_reads_ends_the_call_with_a_status_not_sigpipe() {
     // tools stop on EPIPE) with the call's own status.
     assert_eq!(status.signal(), None, "{status:?}");
     assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
+#[test]
+fn every_thread_is_under_landlock_before_the_call_reads() {
+    // The watchdog's thread starts before Landlock (it watches the config files) and restricts
+    // itself when the call begins; the main thread reads only after it has. A thread's
+    // `no_new_privs`, set on the way into Landlock and per thread, tells which ones went in.
+    let no_new_privs = |status: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("NoNewPrivs:"))
+            .map(str::trim)
+            .map(str::to_string)
+    };
+    let own = std::fs::read_to_string("/proc/self/status").unwrap();
+    if no_new_privs(&own).as_deref() != Some("0") {
+        eprintln!("note: this test runs with no_new_privs already set; nothing to tell apart");
+        return;
+    }
+    let env = TestEnv::new();
+    let policy = env.readbox(&["policy"]).json();
+    let enforced = policy["sandbox"]["landlock"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("enforced"));
+    let (reader, writer) = std::io::pipe().unwrap();
+    let child = env
+        .readbox_command()
+        .args(["cat", "-"])
+        .stdin(reader)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // The call reads standard input, which holds nothing yet: wait until it is in that read.
+    let reading = (0..1000).any(|_| {
+        let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
+        if wchan.contains("pipe_read") {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        false
+    });
+    let mut seen = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let status = std::fs::read_to_string(task.unwrap().path().join("status")).unwrap();
+        let name = status.lines().next().unwrap_or_default().to_string();
+        seen.push((name, no_new_privs(&status)));
+    }
+    drop(writer);
+    let out = child.wait_with_output().unwrap();
+    assert!(reading, "the call never read standard input: {out:?}");
+    assert_eq!(seen.len(), 2, "the main thread and the watchdog: {seen:?}");
+    let want = if enforced { "1" } else { "0" };
+    for (name, privs) in &seen {
+        assert_eq!(
+            privs.as_deref(),
+            Some(want),
+            "{name}: {seen:?} (Landlock enforced: {enforced})"
+        );
+    }
 }
