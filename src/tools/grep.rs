@@ -11,12 +11,13 @@
 //! probe a secret; line numbers are the file's own.
 //!
 //! A named file is searched on the calling thread, its matches streamed to the output. A directory
-//! search walks in order on the calling thread while workers search files ahead; each file's
-//! matches are printed in walk order. A worker holds at most `search::FOUND_MAX` bytes of one file's
-//! matches (and all workers at most `HELD_MAX`); a file with more, or with a line longer than a
-//! block, is handed back at that point and its search goes on, streamed, when its turn comes. So
-//! memory stays bounded whatever the caps, and the answer does not depend on how the work was
-//! split.
+//! search walks in order on the calling thread while a worker per other core searches files ahead,
+//! and the walking thread searches queued files too whenever the queue is full or it waits for
+//! results; each file's matches are printed in walk order. A searcher holds at most
+//! `search::FOUND_MAX` bytes of one file's matches (and all of them at most `HELD_MAX`); a file
+//! with more, or with a line longer than a block, is handed back at that point and its search goes
+//! on, streamed, when its turn comes. So memory stays bounded whatever the caps, and the answer
+//! does not depend on how the work was split.
 //!
 //! This file holds the registry entry, the parameters and `run`; the pieces, as ripgrep splits
 //! its crates: [`matcher`] (PATTERN as literal or folded text), [`search`] (one file's search, as
@@ -273,9 +274,9 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
 }
 
 /// Searches the directory `node`, the caller's PATH, for the files whose names `file_glob`
-/// matches: the walk runs on this thread, in order, and the files are searched on this thread too
-/// or, with more than one core, by workers ([`DirSearch::parallel`]); the matches are printed in
-/// walk order. Returns whether a line matched.
+/// matches: the walk runs on this thread, in order, and the files are searched on this thread too,
+/// with more than one core beside a worker per other core ([`DirSearch::parallel`]); the matches
+/// are printed in walk order. Returns whether a line matched.
 fn search_tree(
     ctx: &Ctx<'_>,
     args: &Args,
@@ -293,9 +294,11 @@ fn search_tree(
     } else {
         Ignores::Off
     };
-    let workers = std::thread::available_parallelism()
+    let cores = std::thread::available_parallelism()
         .map_or(1, std::num::NonZero::get)
         .min(8);
+    // The walking thread searches too, whenever it would wait: one worker fewer than cores.
+    let workers = cores - 1;
     let dir = DirSearch {
         ctx,
         search,
@@ -323,7 +326,7 @@ fn search_tree(
         max_depth,
         ignores,
     };
-    let result = if workers == 1 {
+    let result = if cores == 1 {
         // Results wait for a batch of files, as a worker's would, so that one settle covers the
         // batch's reads (docs/security.md#checks-bracket-the-reads), not one per file.
         let mut ready = Vec::with_capacity(BATCH);

@@ -1,7 +1,8 @@
 //! grep's directory search (docs/contract.md#tools): the walk runs on the calling thread, in
-//! order, while workers search the files ahead of it; each file's matches are printed in walk
-//! order by the [`Printer`], which applies the read budget and the output cap to them, so that the
-//! answer does not depend on how the work was split.
+//! order, while workers search the files ahead of it (and the calling thread searches queued
+//! files too rather than wait); each file's matches are printed in walk order by the [`Printer`],
+//! which applies the read budget and the output cap to them, so that the answer does not depend
+//! on how the work was split.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -278,9 +279,31 @@ impl<'c, 'a> Printer<'c, 'a> {
 }
 
 impl DirSearch<'_, '_> {
+    /// Searches `batch` on this thread and hands each result to `printer`; after a stop, the rest
+    /// are let go there. Returns the first stop.
+    fn search_here(&self, batch: Vec<Job>, printer: &mut Printer<'_, '_>) -> Result<(), Stop> {
+        let mut printed = Ok(());
+        for job in batch {
+            let f = if self.stop.load(Ordering::Relaxed) {
+                FileMatches::default()
+            } else {
+                self.search_job(&job)
+            };
+            // Held as a worker's result is, until the printer lets it go.
+            self.held.fetch_add(f.out.len(), Ordering::Relaxed);
+            let taken = printer.take(job.index, job.display, f);
+            if printed.is_ok() {
+                printed = taken;
+            }
+        }
+        printed
+    }
+
     /// The parallel search: the walk runs here, in order (`walk` calls `visit` for each wanted file);
-    /// the files are searched by the workers; results are printed here, in order. A limit, a
-    /// truncation or an error stops the workers.
+    /// the files are searched by `workers` workers, and by this thread too whenever the workers
+    /// have a full queue or it waits for their results, so that no core idles while another has
+    /// files queued; results are printed here, in order. A limit, a truncation or an error stops
+    /// the workers.
     pub(super) fn parallel(
         &self,
         printer: &mut Printer<'_, '_>,
@@ -292,9 +315,42 @@ impl DirSearch<'_, '_> {
         let stop = &self.stop;
         let (job_tx, job_rx) = mpsc::sync_channel::<Vec<Job>>(workers * 2);
         let job_rx = Mutex::new(job_rx);
+        // A batch still queued, taken by this thread. A worker that holds the queue waits for a
+        // batch (the queue is empty) or is about to take one: this thread then takes none.
+        let steal = || match job_rx.try_lock() {
+            Ok(rx) => rx.try_recv().ok(),
+            Err(_) => None,
+        };
+        // Queues `batch`; with the queue full, this thread first searches the oldest queued
+        // batch itself, which makes room.
+        let queue = |job_tx: &mpsc::SyncSender<Vec<Job>>,
+                     batch: Vec<Job>,
+                     printer: &mut Printer<'_, '_>|
+         -> Result<(), Stop> {
+            match job_tx.try_send(batch) {
+                Ok(()) | Err(mpsc::TrySendError::Disconnected(_)) => Ok(()),
+                Err(mpsc::TrySendError::Full(batch)) => {
+                    let printed = match steal() {
+                        Some(old) => self.search_here(old, printer),
+                        None => Ok(()),
+                    };
+                    // Only this thread queues: the room it made stays until the send.
+                    let _ = job_tx.send(batch);
+                    printed
+                }
+            }
+        };
         // Each file's result is sent as soon as it is searched, so that a file searched early is
         // printed early (and kept in the answer if the deadline comes during a later file).
         let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<u8>, FileMatches)>();
+        // The next result in any order: a queued batch searched here, else a worker's.
+        let next_result = |printer: &mut Printer<'_, '_>| -> Option<Result<(), Stop>> {
+            if let Some(batch) = steal() {
+                return Some(self.search_here(batch, printer));
+            }
+            let (i, d, f) = done_rx.recv().ok()?;
+            Some(printer.take(i, d, f))
+        };
         std::thread::scope(|scope| -> Result<(), Stop> {
             for _ in 0..workers {
                 let (job_rx, done_tx) = (&job_rx, done_tx.clone());
@@ -327,14 +383,15 @@ impl DirSearch<'_, '_> {
                 if batch.len() < BATCH {
                     return Ok(());
                 }
-                if job_tx.send(std::mem::take(&mut batch)).is_err() {
-                    return Ok(());
-                }
-                let mut printed = Ok(());
+                let mut printed = queue(
+                    &job_tx,
+                    std::mem::replace(&mut batch, Vec::with_capacity(BATCH)),
+                    printer,
+                );
                 while printed.is_ok() && *count - printer.next > MAX_AHEAD {
-                    match done_rx.recv() {
-                        Ok((i, d, f)) => printed = printer.take(i, d, f),
-                        Err(_) => break,
+                    match next_result(printer) {
+                        Some(p) => printed = p,
+                        None => break,
                     }
                 }
                 while printed.is_ok()
@@ -349,21 +406,19 @@ impl DirSearch<'_, '_> {
                 printed
             };
             let walked = walk(&mut visit);
+            let mut printed = Ok(());
             if !batch.is_empty() {
-                let _ = job_tx.send(std::mem::take(&mut batch));
+                printed = queue(&job_tx, std::mem::take(&mut batch), printer);
             }
             drop(job_tx);
             // The files found before the walk stopped are printed first, as a serial search would
             // have; a stop while printing them comes first too.
-            let printed = (|| {
-                while printer.next < *count {
-                    match done_rx.recv() {
-                        Ok((i, d, f)) => printer.take(i, d, f)?,
-                        Err(_) => break,
-                    }
+            while printed.is_ok() && printer.next < *count {
+                match next_result(printer) {
+                    Some(p) => printed = p,
+                    None => break,
                 }
-                Ok(())
-            })();
+            }
             if printed.is_err() {
                 stop.store(true, Ordering::Relaxed);
             }
