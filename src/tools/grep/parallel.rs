@@ -92,12 +92,13 @@ impl DirSearch<'_, '_> {
             );
         }
         match probe_binary(&mut lines)? {
-            (false, _) => {
+            (false, probed) => {
                 let filter = Filter::new(ctx.policy.redact);
                 self.search.collect(
                     lines,
                     filter,
                     &job.display,
+                    probed,
                     job.limits,
                     &self.stop,
                     &self.held,
