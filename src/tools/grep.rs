@@ -26,6 +26,8 @@
 //! match of a line longer than the cap), [`literal`] (the note on a PATTERN that reads as a
 //! regular expression).
 
+use std::cell::RefCell;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use globset::GlobSet;
@@ -308,9 +310,17 @@ fn search_tree(
     };
     let mut printer = Printer::new(&dir);
     let mut count = 0;
+    // The directory of the last file found, shared with the next one when it is the same.
+    let last_dir: RefCell<Option<Arc<Node>>> = RefCell::new(None);
     let job_of = |e: &Entry<'_>, index: usize| Job {
         index,
-        dir: e.dir.clone(),
+        dir: {
+            let mut last = last_dir.borrow_mut();
+            match &*last {
+                Some(d) if d.is(e.dir) => Arc::clone(d),
+                _ => Arc::clone(last.insert(Arc::new(e.dir.clone()))),
+            }
+        },
         name: e.listed.name.clone(),
         display: quoted(e.display).into_owned(),
         limits: Snapshot::now(ctx),

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 
 use super::search::{FileMatches, Report, Search, Snapshot, probe_binary};
 use super::stream::Stream;
@@ -22,8 +22,8 @@ use crate::walk::Entry;
 pub(super) struct Job {
     /// Its place in the walk's order.
     pub(super) index: usize,
-    /// Its directory, found by the walk.
-    pub(super) dir: Node,
+    /// Its directory, found by the walk (shared by the directory's files).
+    pub(super) dir: Arc<Node>,
     /// Its name in `dir`.
     pub(super) name: OsString,
     /// Its path as the output shows it.
