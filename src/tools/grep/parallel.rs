@@ -280,19 +280,26 @@ impl<'c, 'a> Printer<'c, 'a> {
 }
 
 impl DirSearch<'_, '_> {
-    /// Searches `batch` on this thread and hands each result to `printer`; after a stop, the rest
-    /// are let go there. Returns the first stop.
+    /// Searches `batch` on this thread, then hands the results to `printer`, so that one settle
+    /// covers the batch's reads (docs/security.md#checks-bracket-the-reads), not one per file;
+    /// after a stop, the rest are let go there. Returns the first stop.
     fn search_here(&self, batch: Vec<Job>, printer: &mut Printer<'_, '_>) -> Result<(), Stop> {
+        let found: Vec<(usize, Vec<u8>, FileMatches)> = batch
+            .into_iter()
+            .map(|job| {
+                let f = if self.stop.load(Ordering::Relaxed) {
+                    FileMatches::default()
+                } else {
+                    self.search_job(&job)
+                };
+                // Held as a worker's result is, until the printer lets it go.
+                self.held.fetch_add(f.out.len(), Ordering::Relaxed);
+                (job.index, job.display, f)
+            })
+            .collect();
         let mut printed = Ok(());
-        for job in batch {
-            let f = if self.stop.load(Ordering::Relaxed) {
-                FileMatches::default()
-            } else {
-                self.search_job(&job)
-            };
-            // Held as a worker's result is, until the printer lets it go.
-            self.held.fetch_add(f.out.len(), Ordering::Relaxed);
-            let taken = printer.take(job.index, job.display, f);
+        for (index, display, f) in found {
+            let taken = printer.take(index, display, f);
             if printed.is_ok() {
                 printed = taken;
             }
