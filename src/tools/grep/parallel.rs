@@ -179,8 +179,14 @@ impl<'c, 'a> Printer<'c, 'a> {
         display: Vec<u8>,
         f: FileMatches,
     ) -> Result<(), Stop> {
-        self.waiting.insert(index, (display, f));
-        while let Some((display, f)) = self.waiting.remove(&self.next) {
+        // The result whose turn it is goes out without a stay in the queue.
+        let mut now = if index == self.next {
+            Some((display, f))
+        } else {
+            self.waiting.insert(index, (display, f));
+            None
+        };
+        while let Some((display, f)) = now.take().or_else(|| self.waiting.remove(&self.next)) {
             self.next += 1;
             // Lines, or a stop, come only from files whose directory was found again at its
             // place since they were read.

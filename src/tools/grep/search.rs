@@ -56,8 +56,9 @@ pub(super) struct FileMatches {
     pub(super) marks: Vec<(u64, usize)>,
     /// The file's bytes looked at in all.
     pub(super) consumed: u64,
-    /// The search goes on from here, on the printing thread.
-    pub(super) rest: Option<Rest>,
+    /// The search goes on from here, on the printing thread (boxed: results are moved between
+    /// threads and the printer's queue, and few files are handed back).
+    pub(super) rest: Option<Box<Rest>>,
     /// The file was skipped as binary.
     pub(super) binary: bool,
     /// The file could not be opened or read (permission refused, a read error): it is left out
@@ -434,7 +435,7 @@ impl Search {
                     // A long line is searched, and printed, on the printing thread.
                     let n = p.len();
                     lines.unread(n);
-                    f.rest = Some(rest_of(lines, at, line_no, filter)?);
+                    f.rest = Some(Box::new(rest_of(lines, at, line_no, filter)?));
                     f.consumed = at;
                     return Ok(f);
                 }
@@ -493,7 +494,7 @@ impl Search {
                     || held.load(Ordering::Relaxed) + f.out.len() >= HELD_MAX)
             {
                 let offset = f.consumed;
-                f.rest = Some(rest_of(lines, offset, line_no, filter)?);
+                f.rest = Some(Box::new(rest_of(lines, offset, line_no, filter)?));
                 return Ok(f);
             }
         }
