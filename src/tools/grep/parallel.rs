@@ -113,6 +113,10 @@ impl DirSearch<'_, '_> {
     }
 }
 
+/// A file's result as a searcher hands it over: its place in the walk's order, its path as the
+/// output shows it, and what its search found.
+pub(super) type Found = (usize, Vec<u8>, FileMatches);
+
 /// Files handed to a worker at once (fewer hand-overs, less waking of threads), and on one core
 /// the files searched before their results are printed (one settle for them all).
 pub(super) const BATCH: usize = 16;
@@ -168,6 +172,18 @@ impl<'c, 'a> Printer<'c, 'a> {
             self.ended = true;
             for (_, f) in std::mem::take(&mut self.waiting).into_values() {
                 self.dir.held.fetch_sub(f.out.len(), Ordering::Relaxed);
+            }
+        }
+        printed
+    }
+
+    /// [`Printer::take`] of each of `results`, in their order; returns the first stop.
+    pub(super) fn take_all(&mut self, results: Vec<Found>) -> Result<(), Stop> {
+        let mut printed = Ok(());
+        for (index, display, f) in results {
+            let taken = self.take(index, display, f);
+            if printed.is_ok() {
+                printed = taken;
             }
         }
         printed
@@ -286,31 +302,39 @@ impl<'c, 'a> Printer<'c, 'a> {
 }
 
 impl DirSearch<'_, '_> {
-    /// Searches `batch` on this thread, then hands the results to `printer`, so that one settle
-    /// covers the batch's reads (docs/security.md#checks-bracket-the-reads), not one per file;
-    /// after a stop, the rest are let go there. Returns the first stop.
-    fn search_here(&self, batch: Vec<Job>, printer: &mut Printer<'_, '_>) -> Result<(), Stop> {
-        let found: Vec<(usize, Vec<u8>, FileMatches)> = batch
-            .into_iter()
-            .map(|job| {
-                let f = if self.stop.load(Ordering::Relaxed) {
-                    FileMatches::default()
-                } else {
-                    self.search_job(&job)
-                };
-                // Held as a worker's result is, until the printer lets it go.
-                self.held.fetch_add(f.out.len(), Ordering::Relaxed);
-                (job.index, job.display, f)
-            })
-            .collect();
+    /// Searches `batch` on this thread, then hands the results to `printer` together, as a
+    /// worker does. Between its files, the workers' results (`done`) go to `printer` as they
+    /// come, so that what a worker found is printed as early as while this thread walks. After a
+    /// stop, the rest are let go there. Returns the first stop.
+    fn search_here(
+        &self,
+        batch: Vec<Job>,
+        printer: &mut Printer<'_, '_>,
+        done: &mpsc::Receiver<Vec<Found>>,
+    ) -> Result<(), Stop> {
         let mut printed = Ok(());
-        for (index, display, f) in found {
-            let taken = printer.take(index, display, f);
-            if printed.is_ok() {
-                printed = taken;
+        let mut found = Vec::with_capacity(batch.len());
+        for job in batch {
+            let f = if self.stop.load(Ordering::Relaxed) {
+                FileMatches::default()
+            } else {
+                self.search_job(&job)
+            };
+            // Held as a worker's result is, until the printer lets it go.
+            self.held.fetch_add(f.out.len(), Ordering::Relaxed);
+            found.push((job.index, job.display, f));
+            while printed.is_ok()
+                && let Ok(results) = done.try_recv()
+            {
+                printed = printer.take_all(results);
+            }
+            if printed.is_err() {
+                // The answer is complete: the files still to search need no search.
+                self.stop.store(true, Ordering::Relaxed);
             }
         }
-        printed
+        let taken = printer.take_all(found);
+        printed.and(taken)
     }
 
     /// The parallel search: the walk runs here, in order (`walk` calls `visit` for each wanted file);
@@ -329,6 +353,11 @@ impl DirSearch<'_, '_> {
         let stop = &self.stop;
         let (job_tx, job_rx) = mpsc::sync_channel::<Vec<Job>>(workers * 2);
         let job_rx = Mutex::new(job_rx);
+        // A batch's results are sent together as soon as it is searched, so that one settle
+        // covers the batch's reads (docs/security.md#checks-bracket-the-reads), not one per file,
+        // and a batch searched early is printed early (and kept in the answer if the deadline
+        // comes during a later one), as on one core.
+        let (done_tx, done_rx) = mpsc::channel::<Vec<Found>>();
         // A batch still queued, taken by this thread. A worker that holds the queue waits for a
         // batch (the queue is empty) or is about to take one: this thread then takes none.
         let steal = || match job_rx.try_lock() {
@@ -345,7 +374,7 @@ impl DirSearch<'_, '_> {
                 Ok(()) | Err(mpsc::TrySendError::Disconnected(_)) => Ok(()),
                 Err(mpsc::TrySendError::Full(batch)) => {
                     let printed = match steal() {
-                        Some(old) => self.search_here(old, printer),
+                        Some(old) => self.search_here(old, printer, &done_rx),
                         None => Ok(()),
                     };
                     // Only this thread queues: the room it made stays until the send.
@@ -354,16 +383,13 @@ impl DirSearch<'_, '_> {
                 }
             }
         };
-        // Each file's result is sent as soon as it is searched, so that a file searched early is
-        // printed early (and kept in the answer if the deadline comes during a later file).
-        let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<u8>, FileMatches)>();
         // The next result in any order: a queued batch searched here, else a worker's.
         let next_result = |printer: &mut Printer<'_, '_>| -> Option<Result<(), Stop>> {
             if let Some(batch) = steal() {
-                return Some(self.search_here(batch, printer));
+                return Some(self.search_here(batch, printer, &done_rx));
             }
-            let (i, d, f) = done_rx.recv().ok()?;
-            Some(printer.take(i, d, f))
+            let results = done_rx.recv().ok()?;
+            Some(printer.take_all(results))
         };
         std::thread::scope(|scope| -> Result<(), Stop> {
             for _ in 0..workers {
@@ -375,6 +401,7 @@ impl DirSearch<'_, '_> {
                             Err(_) => return,
                         };
                         let Ok(batch) = batch else { return };
+                        let mut results = Vec::with_capacity(batch.len());
                         for job in batch {
                             let f = if stop.load(Ordering::Relaxed) {
                                 FileMatches::default()
@@ -382,9 +409,10 @@ impl DirSearch<'_, '_> {
                                 self.search_job(&job)
                             };
                             self.held.fetch_add(f.out.len(), Ordering::Relaxed);
-                            if done_tx.send((job.index, job.display, f)).is_err() {
-                                return;
-                            }
+                            results.push((job.index, job.display, f));
+                        }
+                        if done_tx.send(results).is_err() {
+                            return;
                         }
                     }
                 });
@@ -409,9 +437,9 @@ impl DirSearch<'_, '_> {
                     }
                 }
                 while printed.is_ok()
-                    && let Ok((i, d, f)) = done_rx.try_recv()
+                    && let Ok(results) = done_rx.try_recv()
                 {
-                    printed = printer.take(i, d, f);
+                    printed = printer.take_all(results);
                 }
                 if printed.is_err() {
                     // The answer is complete: the files still queued need no search.
