@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, TryLockError, mpsc};
 
 use super::search::{FileMatches, Report, Search, Snapshot, probe_binary};
 use super::stream::Stream;
@@ -362,7 +362,9 @@ impl DirSearch<'_, '_> {
         // batch (the queue is empty) or is about to take one: this thread then takes none.
         let steal = || match job_rx.try_lock() {
             Ok(rx) => rx.try_recv().ok(),
-            Err(_) => None,
+            // A worker that panicked left the queue to this thread.
+            Err(TryLockError::Poisoned(rx)) => rx.into_inner().try_recv().ok(),
+            Err(TryLockError::WouldBlock) => None,
         };
         // Queues `batch`; with the queue full, this thread first searches the oldest queued
         // batch itself, which makes room.
