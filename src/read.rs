@@ -248,6 +248,44 @@ impl Lines {
         }
     }
 
+    /// [`Lines::next_batch`], and whether the batch is known to be the input's last. A regular
+    /// file read up to the size it had when opened is read on once before the batch is handed
+    /// out: the read that tells its end (a read of 0) then comes before its last batch rather
+    /// than after it, and the file is read as often as it would be anyway. So the last batch of
+    /// a regular file whose lines fit a block is known as such; otherwise (a pipe, a file that
+    /// grew, a line longer than a block) the batch after it is `None`.
+    ///
+    /// # Errors
+    /// `io:` when a read fails.
+    pub fn next_batch_and_end(&mut self, hold: usize) -> Result<Option<(Batch<'_>, bool)>> {
+        if !self.eof
+            && self.scout.is_none()
+            && self.stop_at.is_none()
+            && let Some(size) = self.size
+        {
+            // The read the batch needs first, as `next_searched` would make it.
+            if self.start == self.end && self.read_to() < size {
+                self.fill(hold.max(1))?;
+            }
+            if !self.eof && self.read_to() >= size {
+                self.fill(hold.max(1))?;
+            }
+        }
+        let (piece, len) = match self.next_searched(hold)? {
+            None => return Ok(None),
+            Some((Batch::Lines(b), _)) => (false, b.len()),
+            Some((Batch::Piece(b), _)) => (true, b.len()),
+        };
+        let last = self.eof && self.start == self.end;
+        let bytes = &self.buf[self.start - len..self.start];
+        let batch = if piece {
+            Batch::Piece(bytes)
+        } else {
+            Batch::Lines(bytes)
+        };
+        Ok(Some((batch, last)))
+    }
+
     /// Hands out the pending bytes up to `end`.
     fn hand_out(&mut self, end: usize) -> &[u8] {
         let start = self.start;
@@ -590,6 +628,34 @@ mod tests {
     fn batches_end_on_line_boundaries_and_keep_the_last_unterminated_line() {
         let b = batches(b"a\nb\nc", 1 << 20);
         assert_eq!(b, vec![(true, b"a\nb\n".to_vec()), (true, b"c".to_vec())]);
+    }
+
+    #[test]
+    fn the_last_batch_is_told_and_a_file_grown_since_it_was_opened_is_read_on() {
+        let ends = |r: &mut Lines| {
+            let mut out = Vec::new();
+            while let Some((b, last)) = r.next_batch_and_end(1 << 20).unwrap() {
+                let (Batch::Lines(l) | Batch::Piece(l)) = b;
+                out.push((l.to_vec(), last));
+            }
+            out
+        };
+        assert_eq!(
+            ends(&mut reader(b"a\nb\n")),
+            vec![(b"a\nb\n".to_vec(), true)]
+        );
+        // An unterminated last line comes after the lines before it.
+        assert_eq!(
+            ends(&mut reader(b"a\nb")),
+            vec![(b"a\n".to_vec(), false), (b"b".to_vec(), true)]
+        );
+        // The size known at the open is not the end: what the file holds past it is read too.
+        let (f, _) = file_with(b"a\nb\nc\n");
+        let mut r = Lines::new(f, Some(2), "f");
+        let got = ends(&mut r);
+        let joined: Vec<u8> = got.iter().flat_map(|(l, _)| l.clone()).collect();
+        assert_eq!(joined, b"a\nb\nc\n");
+        assert!(got.last().unwrap().1 && got.iter().rev().skip(1).all(|(_, last)| !last));
     }
 
     #[test]

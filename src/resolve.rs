@@ -119,6 +119,12 @@ pub struct Node {
 }
 
 impl Node {
+    /// Whether `other` is this node or a clone of it (the same handle): while one of them is
+    /// held, no other node can have that handle.
+    pub fn is(&self, other: &Node) -> bool {
+        Arc::ptr_eq(&self.fd, &other.fd)
+    }
+
     /// The object's metadata (`fstat` of its handle; symlinks are never followed here).
     pub fn stat(&self) -> &Stat {
         &self.stat
@@ -370,6 +376,22 @@ impl Gate {
         } else {
             self.excludes.matches(name, &anchor.join(rel))
         }
+    }
+
+    /// [`Gate::excluded`] of the entry `name` of the directory at `dir_rel` beneath root `root`,
+    /// without making the entry's path where neither a path pattern nor a hidden path can meet
+    /// it (a hidden path meets it only if it ends with `name`).
+    fn excluded_entry(&self, root: usize, dir_rel: &Path, name: &OsStr) -> bool {
+        if self.excludes.on_paths()
+            || self
+                .hidden
+                .paths
+                .iter()
+                .any(|h| h.file_name() == Some(name))
+        {
+            return self.excluded(root, name, &dir_rel.join(name));
+        }
+        self.excludes.matches_name(name)
     }
 
     /// Whether a regular file must be refused for its extra links.
@@ -750,7 +772,7 @@ impl Gate {
     /// Whether the entry `name` of the directory `dir`, whose inode the listing gave as `ino`, is
     /// excluded (by name or root-relative path) or hidden.
     pub fn excluded_child(&self, dir: &Node, name: &OsStr, ino: u64) -> bool {
-        self.excluded(dir.root, name, &dir.rel.join(name))
+        self.excluded_entry(dir.root, &dir.rel, name)
             || self
                 .hidden
                 .ids
@@ -856,7 +878,7 @@ impl Gate {
                 Err(e) => Err(e),
             };
         }
-        if self.excluded(dir.root, name, &dir.rel.join(name)) {
+        if self.excluded_entry(dir.root, &dir.rel, name) {
             return Ok(None);
         }
         let fd = match rustix::fs::openat(
@@ -1015,6 +1037,52 @@ mod tests {
             gate.open_read(&node, "f").unwrap_err(),
             Error::NotAFile("f".into())
         );
+    }
+
+    /// A walk's entry is tested by name alone where no rule needs its path: the answer is the
+    /// one its path gives, for name patterns, path patterns and a hidden path alike.
+    #[test]
+    fn an_entry_is_excluded_as_its_path_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let options = Options {
+            deny_hardlinks: false,
+            cross_mounts: false,
+        };
+        let names = [
+            ".env",
+            ".ENV. ",
+            "a.pem",
+            "private",
+            "log",
+            "x",
+            "\u{17F}erver.pem",
+        ];
+        for patterns in [
+            &[][..],
+            &[".env", "*.pem"],
+            &["docs/private"],
+            &["*.pem", "a/*/x"],
+        ] {
+            let gate = Gate::new(
+                std::slice::from_ref(&root),
+                ex(patterns),
+                root.clone(),
+                options,
+            )
+            .unwrap()
+            .hide(&root.join("a/b/log"));
+            for dir_rel in ["", "docs", "a/b", "a/c"] {
+                for name in names {
+                    let name = OsStr::new(name);
+                    let want = gate.excluded(0, name, &Path::new(dir_rel).join(name));
+                    let got = gate.excluded_entry(0, Path::new(dir_rel), name);
+                    assert_eq!(got, want, "{patterns:?} {dir_rel:?} {name:?}");
+                }
+            }
+            assert!(gate.excluded_entry(0, Path::new("a/b"), OsStr::new("log")));
+            assert!(!gate.excluded_entry(0, Path::new("a/c"), OsStr::new("log")));
+        }
     }
 
     #[test]

@@ -468,13 +468,18 @@ impl Walker<'_, '_> {
         let pushed = level.is_some();
         self.levels.extend(level);
         let base_len = self.display.len();
+        // The path the ignore rules see of each entry: the directory's, made once, and the name.
+        let mut at = (self.ignores == Ignores::Respect).then(|| match_path(dir.rel()));
         for child in &children {
             let is_dir = child.kind == NodeKind::Directory;
-            if self.ignores == Ignores::Respect {
+            if let Some(at) = &mut at {
                 if is_vcs(&child.name) {
                     continue;
                 }
-                if is_ignored(&self.levels, dir, &child.name, is_dir) {
+                at.push(&child.name);
+                let ignored = is_ignored(&self.levels, at, is_dir);
+                at.pop();
+                if ignored {
                     self.skipped.ignored += 1;
                     continue;
                 }
@@ -533,15 +538,14 @@ fn is_vcs(name: &OsStr) -> bool {
     name.to_str().is_some_and(|n| VCS_DIRS.contains(&n))
 }
 
-/// Whether the entry `name` of `dir` is matched by the ignore files of the levels (the last level
-/// is `dir`'s own).
-fn is_ignored(levels: &[Level], dir: &Node, name: &OsStr, is_dir: bool) -> bool {
-    let path = match_path(&dir.rel().join(name));
+/// Whether the entry at `path` (its [`match_path`]) is matched by the ignore files of the levels
+/// (the last level is its directory's own).
+fn is_ignored(levels: &[Level], path: &Path, is_dir: bool) -> bool {
     let decide = |levels: &[Level], pick: fn(&Level) -> Option<&Gitignore>| -> Option<bool> {
         levels
             .iter()
             .rev()
-            .find_map(|l| match pick(l)?.matched(&path, is_dir) {
+            .find_map(|l| match pick(l)?.matched(path, is_dir) {
                 Match::None => None,
                 Match::Ignore(_) => Some(true),
                 Match::Whitelist(_) => Some(false),

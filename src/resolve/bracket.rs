@@ -67,7 +67,8 @@ pub(super) struct Waiting {
 
 impl Waiting {
     fn add(&mut self, dir: &Node, files_read: bool) {
-        if self.read.iter().any(|p| p.is(dir)) {
+        // The files of a directory are read one after another: its place is most often the last.
+        if self.read.last().is_some_and(|p| p.is(dir)) || self.read.iter().any(|p| p.is(dir)) {
             return;
         }
         if let Some(i) = self.listed.iter().position(|p| p.is(dir)) {

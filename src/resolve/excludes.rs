@@ -106,6 +106,12 @@ impl Excludes {
         self.plain.is_empty() && self.names.is_empty() && self.paths.is_empty()
     }
 
+    /// Whether some pattern holds a `/` and so is matched on root-relative paths: without one,
+    /// [`Excludes::matches`] of a name and its path is [`Excludes::matches_name`] of the name.
+    pub fn on_paths(&self) -> bool {
+        !self.paths.is_empty()
+    }
+
     /// Whether a name pattern excludes the name `name`, as it is (not yet case-folded).
     fn name_matches(&self, name: &[u8]) -> bool {
         if self.plain.is_empty() && self.names.is_empty() {

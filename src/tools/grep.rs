@@ -11,12 +11,13 @@
 //! probe a secret; line numbers are the file's own.
 //!
 //! A named file is searched on the calling thread, its matches streamed to the output. A directory
-//! search walks in order on the calling thread while workers search files ahead; each file's
-//! matches are printed in walk order. A worker holds at most `search::FOUND_MAX` bytes of one file's
-//! matches (and all workers at most `HELD_MAX`); a file with more, or with a line longer than a
-//! block, is handed back at that point and its search goes on, streamed, when its turn comes. So
-//! memory stays bounded whatever the caps, and the answer does not depend on how the work was
-//! split.
+//! search walks in order on the calling thread while a worker per other core searches files ahead,
+//! and the walking thread searches queued files too whenever the queue is full or it waits for
+//! results; each file's matches are printed in walk order. A searcher holds at most
+//! `search::FOUND_MAX` bytes of one file's matches (and all of them at most `HELD_MAX`); a file
+//! with more, or with a line longer than a block, is handed back at that point and its search goes
+//! on, streamed, when its turn comes. So memory stays bounded whatever the caps, and the answer
+//! does not depend on how the work was split.
 //!
 //! This file holds the registry entry, the parameters and `run`; the pieces, as ripgrep splits
 //! its crates: [`matcher`] (PATTERN as literal or folded text), [`search`] (one file's search, as
@@ -25,6 +26,8 @@
 //! match of a line longer than the cap), [`literal`] (the note on a PATTERN that reads as a
 //! regular expression).
 
+use std::cell::RefCell;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use globset::GlobSet;
@@ -273,9 +276,9 @@ fn run(ctx: &Ctx<'_>, args: &Args) -> Result<Outcome, Stop> {
 }
 
 /// Searches the directory `node`, the caller's PATH, for the files whose names `file_glob`
-/// matches: the walk runs on this thread, in order, and the files are searched on this thread too
-/// or, with more than one core, by workers ([`DirSearch::parallel`]); the matches are printed in
-/// walk order. Returns whether a line matched.
+/// matches: the walk runs on this thread, in order, and the files are searched on this thread too,
+/// with more than one core beside a worker per other core ([`DirSearch::parallel`]); the matches
+/// are printed in walk order. Returns whether a line matched.
 fn search_tree(
     ctx: &Ctx<'_>,
     args: &Args,
@@ -293,9 +296,11 @@ fn search_tree(
     } else {
         Ignores::Off
     };
-    let workers = std::thread::available_parallelism()
+    let cores = std::thread::available_parallelism()
         .map_or(1, std::num::NonZero::get)
         .min(8);
+    // The walking thread searches too, whenever it would wait: one worker fewer than cores.
+    let workers = cores - 1;
     let dir = DirSearch {
         ctx,
         search,
@@ -305,9 +310,17 @@ fn search_tree(
     };
     let mut printer = Printer::new(&dir);
     let mut count = 0;
+    // The directory of the last file found, shared with the next one when it is the same.
+    let last_dir: RefCell<Option<Arc<Node>>> = RefCell::new(None);
     let job_of = |e: &Entry<'_>, index: usize| Job {
         index,
-        dir: e.dir.clone(),
+        dir: {
+            let mut last = last_dir.borrow_mut();
+            match &*last {
+                Some(d) if d.is(e.dir) => Arc::clone(d),
+                _ => Arc::clone(last.insert(Arc::new(e.dir.clone()))),
+            }
+        },
         name: e.listed.name.clone(),
         display: quoted(e.display).into_owned(),
         limits: Snapshot::now(ctx),
@@ -323,7 +336,7 @@ fn search_tree(
         max_depth,
         ignores,
     };
-    let result = if workers == 1 {
+    let result = if cores == 1 {
         // Results wait for a batch of files, as a worker's would, so that one settle covers the
         // batch's reads (docs/security.md#checks-bracket-the-reads), not one per file.
         let mut ready = Vec::with_capacity(BATCH);

@@ -1,12 +1,13 @@
 //! grep's directory search (docs/contract.md#tools): the walk runs on the calling thread, in
-//! order, while workers search the files ahead of it; each file's matches are printed in walk
-//! order by the [`Printer`], which applies the read budget and the output cap to them, so that the
-//! answer does not depend on how the work was split.
+//! order, while workers search the files ahead of it (and the calling thread searches queued
+//! files too rather than wait); each file's matches are printed in walk order by the [`Printer`],
+//! which applies the read budget and the output cap to them, so that the answer does not depend
+//! on how the work was split.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, mpsc};
+use std::sync::{Arc, Mutex, TryLockError, mpsc};
 
 use super::search::{FileMatches, Report, Search, Snapshot, probe_binary};
 use super::stream::Stream;
@@ -21,8 +22,8 @@ use crate::walk::Entry;
 pub(super) struct Job {
     /// Its place in the walk's order.
     pub(super) index: usize,
-    /// Its directory, found by the walk.
-    pub(super) dir: Node,
+    /// Its directory, found by the walk (shared by the directory's files).
+    pub(super) dir: Arc<Node>,
     /// Its name in `dir`.
     pub(super) name: OsString,
     /// Its path as the output shows it.
@@ -91,12 +92,13 @@ impl DirSearch<'_, '_> {
             );
         }
         match probe_binary(&mut lines)? {
-            (false, _) => {
+            (false, probed) => {
                 let filter = Filter::new(ctx.policy.redact);
                 self.search.collect(
                     lines,
                     filter,
                     &job.display,
+                    probed,
                     job.limits,
                     &self.stop,
                     &self.held,
@@ -110,6 +112,10 @@ impl DirSearch<'_, '_> {
         }
     }
 }
+
+/// A file's result as a searcher hands it over: its place in the walk's order, its path as the
+/// output shows it, and what its search found.
+pub(super) type Found = (usize, Vec<u8>, FileMatches);
 
 /// Files handed to a worker at once (fewer hand-overs, less waking of threads), and on one core
 /// the files searched before their results are printed (one settle for them all).
@@ -171,14 +177,32 @@ impl<'c, 'a> Printer<'c, 'a> {
         printed
     }
 
+    /// [`Printer::take`] of each of `results`, in their order; returns the first stop.
+    pub(super) fn take_all(&mut self, results: Vec<Found>) -> Result<(), Stop> {
+        let mut printed = Ok(());
+        for (index, display, f) in results {
+            let taken = self.take(index, display, f);
+            if printed.is_ok() {
+                printed = taken;
+            }
+        }
+        printed
+    }
+
     fn print_in_order(
         &mut self,
         index: usize,
         display: Vec<u8>,
         f: FileMatches,
     ) -> Result<(), Stop> {
-        self.waiting.insert(index, (display, f));
-        while let Some((display, f)) = self.waiting.remove(&self.next) {
+        // The result whose turn it is goes out without a stay in the queue.
+        let mut now = if index == self.next {
+            Some((display, f))
+        } else {
+            self.waiting.insert(index, (display, f));
+            None
+        };
+        while let Some((display, f)) = now.take().or_else(|| self.waiting.remove(&self.next)) {
             self.next += 1;
             // Lines, or a stop, come only from files whose directory was found again at its
             // place since they were read.
@@ -278,9 +302,46 @@ impl<'c, 'a> Printer<'c, 'a> {
 }
 
 impl DirSearch<'_, '_> {
+    /// Searches `batch` on this thread, then hands the results to `printer` together, as a
+    /// worker does. Between its files, the workers' results (`done`) go to `printer` as they
+    /// come, so that what a worker found is printed as early as while this thread walks. After a
+    /// stop, the rest are let go there. Returns the first stop.
+    fn search_here(
+        &self,
+        batch: Vec<Job>,
+        printer: &mut Printer<'_, '_>,
+        done: &mpsc::Receiver<Vec<Found>>,
+    ) -> Result<(), Stop> {
+        let mut printed = Ok(());
+        let mut found = Vec::with_capacity(batch.len());
+        for job in batch {
+            let f = if self.stop.load(Ordering::Relaxed) {
+                FileMatches::default()
+            } else {
+                self.search_job(&job)
+            };
+            // Held as a worker's result is, until the printer lets it go.
+            self.held.fetch_add(f.out.len(), Ordering::Relaxed);
+            found.push((job.index, job.display, f));
+            while printed.is_ok()
+                && let Ok(results) = done.try_recv()
+            {
+                printed = printer.take_all(results);
+            }
+            if printed.is_err() {
+                // The answer is complete: the files still to search need no search.
+                self.stop.store(true, Ordering::Relaxed);
+            }
+        }
+        let taken = printer.take_all(found);
+        printed.and(taken)
+    }
+
     /// The parallel search: the walk runs here, in order (`walk` calls `visit` for each wanted file);
-    /// the files are searched by the workers; results are printed here, in order. A limit, a
-    /// truncation or an error stops the workers.
+    /// the files are searched by `workers` workers, and by this thread too whenever the workers
+    /// have a full queue or it waits for their results, so that no core idles while another has
+    /// files queued; results are printed here, in order. A limit, a truncation or an error stops
+    /// the workers.
     pub(super) fn parallel(
         &self,
         printer: &mut Printer<'_, '_>,
@@ -292,9 +353,46 @@ impl DirSearch<'_, '_> {
         let stop = &self.stop;
         let (job_tx, job_rx) = mpsc::sync_channel::<Vec<Job>>(workers * 2);
         let job_rx = Mutex::new(job_rx);
-        // Each file's result is sent as soon as it is searched, so that a file searched early is
-        // printed early (and kept in the answer if the deadline comes during a later file).
-        let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<u8>, FileMatches)>();
+        // A batch's results are sent together as soon as it is searched, so that one settle
+        // covers the batch's reads (docs/security.md#checks-bracket-the-reads), not one per file,
+        // and a batch searched early is printed early (and kept in the answer if the deadline
+        // comes during a later one), as on one core.
+        let (done_tx, done_rx) = mpsc::channel::<Vec<Found>>();
+        // A batch still queued, taken by this thread. A worker that holds the queue waits for a
+        // batch (the queue is empty) or is about to take one: this thread then takes none.
+        let steal = || match job_rx.try_lock() {
+            Ok(rx) => rx.try_recv().ok(),
+            // A worker that panicked left the queue to this thread.
+            Err(TryLockError::Poisoned(rx)) => rx.into_inner().try_recv().ok(),
+            Err(TryLockError::WouldBlock) => None,
+        };
+        // Queues `batch`; with the queue full, this thread first searches the oldest queued
+        // batch itself, which makes room.
+        let queue = |job_tx: &mpsc::SyncSender<Vec<Job>>,
+                     batch: Vec<Job>,
+                     printer: &mut Printer<'_, '_>|
+         -> Result<(), Stop> {
+            match job_tx.try_send(batch) {
+                Ok(()) | Err(mpsc::TrySendError::Disconnected(_)) => Ok(()),
+                Err(mpsc::TrySendError::Full(batch)) => {
+                    let printed = match steal() {
+                        Some(old) => self.search_here(old, printer, &done_rx),
+                        None => Ok(()),
+                    };
+                    // Only this thread queues: the room it made stays until the send.
+                    let _ = job_tx.send(batch);
+                    printed
+                }
+            }
+        };
+        // The next result in any order: a queued batch searched here, else a worker's.
+        let next_result = |printer: &mut Printer<'_, '_>| -> Option<Result<(), Stop>> {
+            if let Some(batch) = steal() {
+                return Some(self.search_here(batch, printer, &done_rx));
+            }
+            let results = done_rx.recv().ok()?;
+            Some(printer.take_all(results))
+        };
         std::thread::scope(|scope| -> Result<(), Stop> {
             for _ in 0..workers {
                 let (job_rx, done_tx) = (&job_rx, done_tx.clone());
@@ -305,6 +403,7 @@ impl DirSearch<'_, '_> {
                             Err(_) => return,
                         };
                         let Ok(batch) = batch else { return };
+                        let mut results = Vec::with_capacity(batch.len());
                         for job in batch {
                             let f = if stop.load(Ordering::Relaxed) {
                                 FileMatches::default()
@@ -312,9 +411,10 @@ impl DirSearch<'_, '_> {
                                 self.search_job(&job)
                             };
                             self.held.fetch_add(f.out.len(), Ordering::Relaxed);
-                            if done_tx.send((job.index, job.display, f)).is_err() {
-                                return;
-                            }
+                            results.push((job.index, job.display, f));
+                        }
+                        if done_tx.send(results).is_err() {
+                            return;
                         }
                     }
                 });
@@ -327,20 +427,21 @@ impl DirSearch<'_, '_> {
                 if batch.len() < BATCH {
                     return Ok(());
                 }
-                if job_tx.send(std::mem::take(&mut batch)).is_err() {
-                    return Ok(());
-                }
-                let mut printed = Ok(());
+                let mut printed = queue(
+                    &job_tx,
+                    std::mem::replace(&mut batch, Vec::with_capacity(BATCH)),
+                    printer,
+                );
                 while printed.is_ok() && *count - printer.next > MAX_AHEAD {
-                    match done_rx.recv() {
-                        Ok((i, d, f)) => printed = printer.take(i, d, f),
-                        Err(_) => break,
+                    match next_result(printer) {
+                        Some(p) => printed = p,
+                        None => break,
                     }
                 }
                 while printed.is_ok()
-                    && let Ok((i, d, f)) = done_rx.try_recv()
+                    && let Ok(results) = done_rx.try_recv()
                 {
-                    printed = printer.take(i, d, f);
+                    printed = printer.take_all(results);
                 }
                 if printed.is_err() {
                     // The answer is complete: the files still queued need no search.
@@ -349,21 +450,19 @@ impl DirSearch<'_, '_> {
                 printed
             };
             let walked = walk(&mut visit);
+            let mut printed = Ok(());
             if !batch.is_empty() {
-                let _ = job_tx.send(std::mem::take(&mut batch));
+                printed = queue(&job_tx, std::mem::take(&mut batch), printer);
             }
             drop(job_tx);
             // The files found before the walk stopped are printed first, as a serial search would
             // have; a stop while printing them comes first too.
-            let printed = (|| {
-                while printer.next < *count {
-                    match done_rx.recv() {
-                        Ok((i, d, f)) => printer.take(i, d, f)?,
-                        Err(_) => break,
-                    }
+            while printed.is_ok() && printer.next < *count {
+                match next_result(printer) {
+                    Some(p) => printed = p,
+                    None => break,
                 }
-                Ok(())
-            })();
+            }
             if printed.is_err() {
                 stop.store(true, Ordering::Relaxed);
             }

@@ -56,8 +56,9 @@ pub(super) struct FileMatches {
     pub(super) marks: Vec<(u64, usize)>,
     /// The file's bytes looked at in all.
     pub(super) consumed: u64,
-    /// The search goes on from here, on the printing thread.
-    pub(super) rest: Option<Rest>,
+    /// The search goes on from here, on the printing thread (boxed: results are moved between
+    /// threads and the printer's queue, and few files are handed back).
+    pub(super) rest: Option<Box<Rest>>,
     /// The file was skipped as binary.
     pub(super) binary: bool,
     /// The file could not be opened or read (permission refused, a read error): it is left out
@@ -92,7 +93,8 @@ impl Snapshot {
 
 /// What searching one batch of whole lines did.
 pub(super) struct Scanned {
-    /// The lines of the batch that were searched.
+    /// The lines of the batch that were searched; only those through its last match when the
+    /// search was told the count is not needed ([`Search::scan_last`]).
     pub(super) lines: u64,
     /// A match asked to stop.
     pub(super) stopped: bool,
@@ -134,23 +136,48 @@ impl Search {
         first: u64,
         hit: &mut Hit<'_>,
     ) -> Result<Scanned, Stop> {
+        self.scan_counting(filter, batch, first, true, hit)
+    }
+
+    /// [`Search::scan`] of a file's last batch, whose line count nothing needs: the lines after
+    /// its last match are not counted.
+    pub(super) fn scan_last(
+        &self,
+        filter: &mut Filter,
+        batch: &[u8],
+        first: u64,
+        hit: &mut Hit<'_>,
+    ) -> Result<Scanned, Stop> {
+        self.scan_counting(filter, batch, first, false, hit)
+    }
+
+    /// [`Search::scan`]; `count` says whether the lines after the batch's last match are
+    /// counted.
+    fn scan_counting(
+        &self,
+        filter: &mut Filter,
+        batch: &[u8],
+        first: u64,
+        count: bool,
+        hit: &mut Hit<'_>,
+    ) -> Result<Scanned, Stop> {
         if !filter.redacts() {
-            return self.raw(batch, first, 0, hit);
+            return self.raw(batch, first, 0, count, hit);
         }
         if !self.marker_risk {
             // No keyword search over the batch: the PATTERN's own search finds the lines to
             // redact, and the rest only needs the state of key blocks and name lines moved on.
-            return self.redacting_matches(filter, batch, first, hit);
+            return self.redacting_matches(filter, batch, first, count, hit);
         }
         if filter.passes(batch) {
-            return self.raw(batch, first, 0, hit);
+            return self.raw(batch, first, 0, count, hit);
         }
         let (mut pos, mut line_no) = (0, first);
         while pos < batch.len() {
             let rest = &batch[pos..];
             let clean = filter.clean_prefix(rest);
             if clean > 0 {
-                let s = self.raw(&rest[..clean], line_no, pos, hit)?;
+                let s = self.raw(&rest[..clean], line_no, pos, true, hit)?;
                 if s.stopped {
                     return Ok(Scanned {
                         lines: line_no - first + s.lines,
@@ -213,6 +240,7 @@ impl Search {
         filter: &mut Filter,
         batch: &[u8],
         first: u64,
+        count: bool,
         hit: &mut Hit<'_>,
     ) -> Result<Scanned, Stop> {
         let mut skipped = 0;
@@ -225,7 +253,7 @@ impl Search {
         // rest of the batch tells where they end, where the rest is long enough to pay for it;
         // otherwise each matching line is looked at on its own.
         let mut clean_end = 0;
-        let s = self.raw(batch, first, 0, &mut |n, body, next| {
+        let s = self.raw(batch, first, 0, count, &mut |n, body, next| {
             let newline = usize::from(batch[..next].ends_with(b"\n"));
             let start = next - newline - body.len();
             // Lines before `clean_end` hold no keyword, so none of them is a name line: a
@@ -264,12 +292,14 @@ impl Search {
     }
 
     /// Searches `text` as it is (lines that redaction does not change), the first line numbered
-    /// `first`; `base` is `text`'s offset in its batch, for `hit`'s end positions.
+    /// `first`; `base` is `text`'s offset in its batch, for `hit`'s end positions. `count` says
+    /// whether the lines after the last match are counted.
     fn raw(
         &self,
         text: &[u8],
         first: u64,
         base: usize,
+        count: bool,
         hit: &mut Hit<'_>,
     ) -> Result<Scanned, Stop> {
         let unterminated = u64::from(!text.is_empty() && !text.ends_with(b"\n"));
@@ -290,6 +320,12 @@ impl Search {
                 });
             }
             pos = end + 1;
+        }
+        if !count {
+            return Ok(Scanned {
+                lines: line_no - first,
+                stopped: false,
+            });
         }
         line_no += memchr::memchr_iter(b'\n', &text[counted..]).count() as u64;
         Ok(Scanned {
@@ -370,12 +406,18 @@ impl Search {
 
     /// Searches the file behind `lines` on a worker, holding what it finds: at most [`FOUND_MAX`]
     /// bytes, or less when the workers together hold [`HELD_MAX`]; past that, or at a line longer
-    /// than a block, the file is handed back ([`FileMatches::rest`]).
+    /// than a block, the file is handed back ([`FileMatches::rest`]). Its first `probed` bytes
+    /// are known to hold no NUL (the binary probe looked at them).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the file, its filter and path, and the limits and state the workers share"
+    )]
     pub(super) fn collect(
         &self,
         mut lines: Lines,
         mut filter: Filter,
         display: &[u8],
+        probed: usize,
         limits: Snapshot,
         stop: &AtomicBool,
         held: &AtomicUsize,
@@ -384,7 +426,7 @@ impl Search {
         let mut line_no: u64 = 1;
         loop {
             let at = lines.consumed();
-            let Some(batch) = lines.next_batch(BLOCK)? else {
+            let Some((batch, last)) = lines.next_batch_and_end(BLOCK)? else {
                 break;
             };
             let b = match batch {
@@ -393,7 +435,7 @@ impl Search {
                     // A long line is searched, and printed, on the printing thread.
                     let n = p.len();
                     lines.unread(n);
-                    f.rest = Some(rest_of(lines, at, line_no, filter)?);
+                    f.rest = Some(Box::new(rest_of(lines, at, line_no, filter)?));
                     f.consumed = at;
                     return Ok(f);
                 }
@@ -401,7 +443,10 @@ impl Search {
             // A NUL makes the file binary from its line on: the lines before it are searched,
             // and the file is skipped there (docs/contract.md#tools).
             let whole = b.len();
-            let b = match memchr::memchr(0, b) {
+            let clean = usize::try_from((probed as u64).saturating_sub(at))
+                .unwrap_or(usize::MAX)
+                .min(whole);
+            let b = match memchr::memchr(0, &b[clean..]).map(|z| clean + z) {
                 Some(z) => {
                     f.binary = true;
                     &b[..memchr::memrchr(b'\n', &b[..z]).map_or(0, |i| i + 1)]
@@ -410,21 +455,27 @@ impl Search {
             };
             let out = &mut f.out;
             let marks = &mut f.marks;
-            let scanned = self
-                .scan(&mut filter, b, line_no, &mut |n, line, end| {
-                    if out.capacity() == 0 {
-                        // Room for a file's usual matches at once, not grown a few bytes at a time.
-                        out.reserve(FIRST_HOLD);
-                        marks.reserve(FIRST_HOLD / 64);
-                    }
-                    record(out, display, n, line, Report::Lines);
-                    marks.push((at + end as u64, out.len()));
-                    Ok(true)
-                })
-                .map_err(|e| match e {
-                    Stop::Error(e) => e,
-                    Stop::Truncated => Error::Io("search stopped".into()),
-                })?;
+            let mut hit = |n, line: &[u8], end: usize| {
+                if out.capacity() == 0 {
+                    // Room for a file's usual matches at once, not grown a few bytes at a time.
+                    out.reserve(FIRST_HOLD);
+                    marks.reserve(FIRST_HOLD / 64);
+                }
+                record(out, display, n, line, Report::Lines);
+                marks.push((at + end as u64, out.len()));
+                Ok(true)
+            };
+            // After the last batch, or a NUL, no line is numbered: the lines after the last
+            // match need no count.
+            let scanned = if last || f.binary {
+                self.scan_last(&mut filter, b, line_no, &mut hit)
+            } else {
+                self.scan(&mut filter, b, line_no, &mut hit)
+            };
+            let scanned = scanned.map_err(|e| match e {
+                Stop::Error(e) => e,
+                Stop::Truncated => Error::Io("search stopped".into()),
+            })?;
             line_no += scanned.lines;
             f.consumed = at + whole as u64;
             if f.binary {
@@ -437,9 +488,13 @@ impl Search {
             {
                 break;
             }
-            if f.out.len() >= FOUND_MAX || held.load(Ordering::Relaxed) + f.out.len() >= HELD_MAX {
+            // After the last batch nothing is left to hand back.
+            if !last
+                && (f.out.len() >= FOUND_MAX
+                    || held.load(Ordering::Relaxed) + f.out.len() >= HELD_MAX)
+            {
                 let offset = f.consumed;
-                f.rest = Some(rest_of(lines, offset, line_no, filter)?);
+                f.rest = Some(Box::new(rest_of(lines, offset, line_no, filter)?));
                 return Ok(f);
             }
         }
