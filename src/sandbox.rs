@@ -174,11 +174,6 @@ impl Ruleset {
         }
     }
 
-    /// What entering the ruleset achieves.
-    pub fn enforcement(&self) -> &Enforcement {
-        &self.enforcement
-    }
-
     /// Restricts the calling thread, and the threads it starts later, by this ruleset (after
     /// `no_new_privs`, which Landlock requires of an unprivileged thread); answers what that
     /// achieved.
