@@ -255,13 +255,18 @@ impl Deadline {
     }
 }
 
+/// The call's watch: at `deadline`, unless `done` is set by then, `on_timeout` runs.
+struct Watching {
+    deadline: Deadline,
+    done: Arc<AtomicBool>,
+    on_timeout: Box<dyn FnOnce(Error) + Send>,
+}
+
 /// The call's watch, handed to the start's watchdog ([`Early::hand_over`]).
 struct Next {
     /// Restricts the calling thread as the main thread was; `false` if it could not.
     enter: Box<dyn FnOnce() -> bool + Send>,
-    deadline: Deadline,
-    done: Arc<AtomicBool>,
-    on_timeout: Box<dyn FnOnce(Error) + Send>,
+    watching: Watching,
 }
 
 /// What the main thread and the start's watchdog share.
@@ -272,7 +277,7 @@ struct Start {
     /// The call's watch, when the thread is to go on as its watchdog.
     next: std::sync::Mutex<Option<Next>>,
     /// The thread's word on [`Start::next`]: `Ok` once it restricted itself, or the watch back.
-    taken: std::sync::Mutex<Option<Result<(), Next>>>,
+    taken: std::sync::Mutex<Option<Result<(), Watching>>>,
     told: std::sync::Condvar,
 }
 
@@ -288,26 +293,21 @@ impl Start {
     /// On the watchdog's thread: restricts itself, says so, and watches the call; or, if it could
     /// not restrict itself, gives the watch back and ends.
     fn take_over(&self, next: Next) {
-        let Next {
-            enter,
-            deadline,
-            done,
-            on_timeout,
-        } = next;
+        let Next { enter, watching } = next;
         if enter() {
             self.tell(Ok(()));
-            deadline.guard(&done, on_timeout);
-        } else {
-            self.tell(Err(Next {
-                enter: Box::new(|| false),
+            let Watching {
                 deadline,
                 done,
                 on_timeout,
-            }));
+            } = watching;
+            deadline.guard(&done, on_timeout);
+        } else {
+            self.tell(Err(watching));
         }
     }
 
-    fn tell(&self, word: Result<(), Next>) {
+    fn tell(&self, word: Result<(), Watching>) {
         *self.taken.lock().unwrap_or_else(PoisonError::into_inner) = Some(word);
         self.told.notify_one();
     }
@@ -356,9 +356,11 @@ impl Early {
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = Some(Next {
             enter: Box::new(enter),
-            deadline,
-            done: done.clone(),
-            on_timeout: Box::new(on_timeout),
+            watching: Watching {
+                deadline,
+                done: done.clone(),
+                on_timeout: Box::new(on_timeout),
+            },
         });
         thread.thread().unpark();
         let mut taken = self
@@ -380,9 +382,9 @@ impl Early {
         match word {
             // The thread goes on watching, detached, as every call's watchdog is.
             Ok(()) => Watch { done },
-            Err(next) => {
+            Err(watching) => {
                 let _ = thread.join();
-                next.deadline.watch(next.on_timeout)
+                watching.deadline.watch(watching.on_timeout)
             }
         }
     }

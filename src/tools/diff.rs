@@ -205,7 +205,7 @@ fn same_bytes(ctx: &Ctx<'_>, a: &Side, b: &Side) -> Result<bool, Error> {
 /// Reads the whole side, charging every byte: the lines that diff compares.
 fn read_all(ctx: &Ctx<'_>, side: Side) -> Result<Vec<u8>, Error> {
     let Side { path, content, .. } = side;
-    let data = match content {
+    let (data, newlines) = match content {
         Content::File { file, size } => {
             // Room for the file as it was when opened (at most 16 MiB up front): no copy as it grows.
             let mut data = Vec::with_capacity(usize::try_from(size.min(1 << 24)).unwrap_or(0));
@@ -218,11 +218,13 @@ fn read_all(ctx: &Ctx<'_>, side: Side) -> Result<Vec<u8>, Error> {
                 data.extend_from_slice(block);
                 Ok(())
             })?;
-            data
+            (data, newlines)
         }
-        Content::Bytes(data) => data,
+        Content::Bytes(data) => {
+            let newlines = memchr::memchr_iter(b'\n', &data).count();
+            (data, newlines)
+        }
     };
-    let newlines = memchr::memchr_iter(b'\n', &data).count();
     let unterminated = usize::from(!data.is_empty() && !data.ends_with(b"\n"));
     if newlines + unterminated > MAX_LINES {
         return Err(too_long(&path));

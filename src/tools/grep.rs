@@ -28,7 +28,7 @@
 
 use std::cell::RefCell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 
 use globset::GlobSet;
 
@@ -344,10 +344,7 @@ fn search_tree(
             if wanted(e) {
                 let job = job_of(e, count);
                 count += 1;
-                let found = dir.search_job(&job);
-                // Held as a worker's result is, until the printer lets it go.
-                dir.held.fetch_add(found.out.len(), Ordering::Relaxed);
-                ready.push((job.index, job.display, found));
+                ready.push(dir.searched(job));
                 if ready.len() == BATCH {
                     print_ready(&mut printer, &mut ready)?;
                 }

@@ -111,6 +111,18 @@ impl DirSearch<'_, '_> {
             }),
         }
     }
+
+    /// [`DirSearch::search_job`] of `job`, or nothing once the search stopped, as its result is
+    /// handed over; its output is held as the printer's until the printer lets it go.
+    pub(super) fn searched(&self, job: Job) -> Found {
+        let f = if self.stop.load(Ordering::Relaxed) {
+            FileMatches::default()
+        } else {
+            self.search_job(&job)
+        };
+        self.held.fetch_add(f.out.len(), Ordering::Relaxed);
+        (job.index, job.display, f)
+    }
 }
 
 /// A file's result as a searcher hands it over: its place in the walk's order, its path as the
@@ -315,14 +327,7 @@ impl DirSearch<'_, '_> {
         let mut printed = Ok(());
         let mut found = Vec::with_capacity(batch.len());
         for job in batch {
-            let f = if self.stop.load(Ordering::Relaxed) {
-                FileMatches::default()
-            } else {
-                self.search_job(&job)
-            };
-            // Held as a worker's result is, until the printer lets it go.
-            self.held.fetch_add(f.out.len(), Ordering::Relaxed);
-            found.push((job.index, job.display, f));
+            found.push(self.searched(job));
             while printed.is_ok()
                 && let Ok(results) = done.try_recv()
             {
@@ -403,16 +408,7 @@ impl DirSearch<'_, '_> {
                             Err(_) => return,
                         };
                         let Ok(batch) = batch else { return };
-                        let mut results = Vec::with_capacity(batch.len());
-                        for job in batch {
-                            let f = if stop.load(Ordering::Relaxed) {
-                                FileMatches::default()
-                            } else {
-                                self.search_job(&job)
-                            };
-                            self.held.fetch_add(f.out.len(), Ordering::Relaxed);
-                            results.push((job.index, job.display, f));
-                        }
+                        let results = batch.into_iter().map(|job| self.searched(job)).collect();
                         if done_tx.send(results).is_err() {
                             return;
                         }
